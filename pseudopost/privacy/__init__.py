@@ -1,0 +1,1 @@
+"""Accountants, noise calibration and privacy maps."""
