@@ -31,7 +31,9 @@ def check_positive(value: float, name: str, *, strict: bool = True) -> float:
     ok = np.isfinite(v) and (v > 0 if strict else v >= 0)
     if not ok:
         bound = "(0, inf)" if strict else "[0, inf)"
-        raise ValueError(f"The '{name}' parameter must be a finite float in {bound}. Got {value!r}.")
+        raise ValueError(
+            f"The '{name}' parameter must be a finite float in {bound}. Got {value!r}."
+        )
     return v
 
 
@@ -104,7 +106,7 @@ def check_finite_numeric(data: pd.DataFrame, columns: Sequence[str]) -> dict[str
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(
-                f"Column '{c}' must hold finite values; row {data.index[i]!r} has {v[i]!r} "
+                f"Column '{c}' must hold finite values; row {data.index[i]!r} has {float(v[i])} "
                 f"({int(bad.sum())} non-finite value(s) in all)."
             )
         out[c] = v.copy()

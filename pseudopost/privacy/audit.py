@@ -89,6 +89,7 @@ def epsilon_lower_bound(
                     continue
                 eps = float(np.log((p_lo - delta) / q_hi))
                 if eps > best.epsilon_lower:
-                    best = AuditResult(eps, float(t), f"{name} {side}", (kx, ky),
-                                       (x.size, y.size), confidence)
+                    best = AuditResult(
+                        eps, float(t), f"{name} {side}", (kx, ky), (x.size, y.size), confidence
+                    )
     return best

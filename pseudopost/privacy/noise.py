@@ -87,8 +87,9 @@ def gaussian_epsilon(sigma: float, sensitivity: float, delta: float) -> float:
     while gaussian_delta(sigma, sensitivity, hi) > delta:
         hi *= 2.0
     return float(
-        optimize.brentq(lambda e: gaussian_delta(sigma, sensitivity, e) - delta, 0.0, hi,
-                        xtol=1e-12, rtol=1e-12)
+        optimize.brentq(
+            lambda e: gaussian_delta(sigma, sensitivity, e) - delta, 0.0, hi, xtol=1e-12, rtol=1e-12
+        )
     )
 
 
@@ -111,13 +112,16 @@ def gaussian_sigma(
     lo, hi = 1e-12 * d, d
     while gaussian_delta(hi, d, e) > dl:
         hi *= 2.0
-    return float(optimize.brentq(lambda s: gaussian_delta(s, d, e) - dl, lo, hi,
-                                 xtol=1e-14 * d, rtol=1e-12))
+    return float(
+        optimize.brentq(lambda s: gaussian_delta(s, d, e) - dl, lo, hi, xtol=1e-14 * d, rtol=1e-12)
+    )
 
 
 def gaussian_rho(sigma: float, sensitivity: float) -> float:
     r"""zCDP map of the Gaussian mechanism: :math:`\rho = \Delta_2^2/(2\sigma^2)`."""
-    return check_positive(sensitivity, "sensitivity") ** 2 / (2 * check_positive(sigma, "sigma") ** 2)
+    return check_positive(sensitivity, "sensitivity") ** 2 / (
+        2 * check_positive(sigma, "sigma") ** 2
+    )
 
 
 def zcdp_sigma(sensitivity: float, rho: float) -> float:

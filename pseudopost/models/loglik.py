@@ -1,0 +1,147 @@
+r"""Per-record functions of the posterior draws, compiled once and vectorised over draws.
+
+The accountant and the risk step need :math:`f_{\theta_m}(x_i) = \log p(x_i\mid\theta_m)` for
+every record i and posterior draw m. :class:`RecordFunction` builds the model's per-record graph
+once, replaces the free random variables by placeholders with a leading draw axis
+(``vectorize_graph``) and compiles it, so one call evaluates a block of draws for a block of
+records. Data with a leading record axis (``pm.Data`` and observed values) become inputs, so the
+same function serves any slice of records: the accountant reduces over chunks of records and
+draws and never holds the n x M matrix when it would exceed its memory budget.
+
+Record chunking needs record data whose shape is not pinned by ``dims`` (a ``dims="record"``
+data variable carries a shape check). A model where slicing does not reproduce the full result is
+detected by a trial evaluation and handled by chunking over draws only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+
+import numpy as np
+import pymc as pm
+import pytensor
+import pytensor.tensor as pt
+import xarray as xr
+from pytensor.graph.replace import graph_replace, vectorize_graph
+
+from .weighting import n_records, observed_names, record_logp, value_of
+
+__all__ = ["RecordFunction", "stack_draws"]
+
+
+def stack_draws(posterior: xr.Dataset, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """Posterior values of ``names`` with (chain, draw) flattened into one leading axis."""
+    out = {}
+    for name in names:
+        da = posterior[name]
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        arr = da.transpose("chain", "draw", *other).to_numpy()
+        out[name] = arr.reshape((-1, *arr.shape[2:]))
+    return out
+
+
+class RecordFunction:
+    """A per-record quantity of a PyMC model as a compiled function of (draws, records).
+
+    Parameters
+    ----------
+    model
+        The (unweighted) PyMC model.
+    observed
+        Observed variables that make up a record (default: all).
+    graph
+        ``graph(model, observed, extras) -> TensorVariable`` of shape (n,) in terms of the
+        model's random variables; default: the per-record log-likelihood. ``extras`` are extra
+        per-record symbolic inputs (e.g. range bounds), created from ``extra_inputs``.
+    extra_inputs
+        Names of extra per-record float vectors passed to ``__call__`` as keyword arguments.
+    """
+
+    def __init__(
+        self,
+        model: pm.Model,
+        observed: Sequence[str] | None = None,
+        graph: Callable | None = None,
+        extra_inputs: Sequence[str] = (),
+    ) -> None:
+        self.observed = observed_names(model, observed)
+        self.n = n_records(model, self.observed)
+        self.free_names = [rv.name for rv in model.free_RVs]
+        extras = {name: pt.vector(name, dtype="float64") for name in extra_inputs}
+        self.extra_names = list(extra_inputs)
+        out = (graph or (lambda m, o, e: record_logp(m, o)))(model, self.observed, extras)
+
+        placeholders = [rv.type() for rv in model.free_RVs]
+        replace = dict(zip(model.free_RVs, placeholders, strict=True))
+        self._record_data = self._find_record_data(model)
+        sym_data = [
+            pt.tensor(dtype=v.dtype, shape=(None,) + (None,) * (v.ndim - 1))
+            for v in self._record_data
+        ]
+        replace.update(zip(self._record_data, sym_data, strict=True))
+        out = graph_replace(out, replace, strict=False)
+        batched = [pt.tensor(dtype=p.dtype, shape=(None, *p.type.shape)) for p in placeholders]
+        out = vectorize_graph(out, replace=dict(zip(placeholders, batched, strict=True)))
+        self._fn = pytensor.function(
+            [*batched, *sym_data, *extras.values()], out, on_unused_input="ignore"
+        )
+        self._data_values = [value_of(v) for v in self._record_data]
+        self.record_chunking = False  # set by check_chunking once draws are available
+
+    def _find_record_data(self, model: pm.Model) -> list:
+        found = []
+        for var in [*model.data_vars, *(model.rvs_to_values[model[o]] for o in self.observed)]:
+            if not (hasattr(var, "get_value") or hasattr(var, "data")):
+                continue  # an expression of data (e.g. a cast): its data input is found instead
+            shape = np.shape(value_of(var))
+            if len(shape) >= 1 and shape[0] == self.n and all(var is not f for f in found):
+                found.append(var)
+        return found
+
+    def __call__(
+        self,
+        draws: Mapping[str, np.ndarray],
+        records: slice = slice(None),
+        **extras: np.ndarray,
+    ) -> np.ndarray:
+        """Values for the given draws (leading axis) and records: shape (draws, records)."""
+        missing = [k for k in self.free_names if k not in draws]
+        if missing:
+            raise ValueError(f"Posterior draws lack the model's free variable(s) {missing}.")
+        theta = [np.asarray(draws[k], dtype=np.float64) for k in self.free_names]
+        if records != slice(None) and not self.record_chunking:
+            full = self._fn(
+                *theta,
+                *self._data_values,
+                *(np.asarray(extras[k], float) for k in self.extra_names),
+            )
+            return np.asarray(full)[:, records]
+        data = [v[records] for v in self._data_values]
+        ex = [np.asarray(extras[k], float)[records] for k in self.extra_names]
+        return np.asarray(self._fn(*theta, *data, *ex))
+
+    def check_chunking(self, draws: Mapping[str, np.ndarray], **extras: np.ndarray) -> bool:
+        """Enable record chunking if a sliced evaluation equals the full one on one draw."""
+        one = {k: np.asarray(v)[:1] for k, v in draws.items()}
+        self.record_chunking = False
+        full = self(one, **extras)
+        k = min(self.n, 3)
+        try:
+            self.record_chunking = True
+            part = self(one, slice(self.n - k, self.n), **extras)
+            self.record_chunking = bool(np.allclose(part, full[:, self.n - k :], equal_nan=True))
+        except Exception:
+            self.record_chunking = False
+        return self.record_chunking
+
+    def blocks(self, n_draws: int, max_bytes: int) -> Iterator[tuple[slice, slice]]:
+        """(records, draws) blocks whose float64 values fit in ``max_bytes``."""
+        cells = max(1, int(max_bytes) // 8)
+        if self.n <= cells or not self.record_chunking:
+            rec = self.n
+            dr = max(1, min(n_draws, cells // self.n))
+        else:
+            rec, dr = cells, 1
+        for i in range(0, self.n, rec):
+            for j in range(0, n_draws, dr):
+                yield slice(i, min(i + rec, self.n)), slice(j, min(j + dr, n_draws))

@@ -1,0 +1,125 @@
+r"""Turn observed variables of any PyMC model into risk-weighted ones.
+
+The pseudo posterior (Savitsky, Williams & Hu 2022; range-restricted paper eq. 1) is
+
+.. math:: \xi^{\alpha}(\theta \mid x) \propto \prod_{i=1}^n p(x_i \mid \theta)^{\alpha_i}\, \xi(\theta).
+
+:func:`weighted_model` clones a user's model and adds one potential per observed variable,
+
+.. math:: \sum_i (\alpha_i - 1) \log p(x_i \mid \theta),
+
+so the model's total log density becomes :math:`\sum_i \alpha_i \log p(x_i\mid\theta) +
+\log\xi(\theta)`. The observed variables stay in the model, so posterior-predictive sampling and
+the per-record log-likelihood keep working and stay *unweighted* (which the accountant needs).
+The weights live in ``pm.Data("alpha")``: a compiled model refits with new weights without
+recompiling (``nutpie``'s ``with_data``). A record may hold several observed variables (a joint or
+sequential model): its single weight multiplies the sum of their log-likelihoods.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+from pymc.model.fgraph import clone_model
+
+__all__ = [
+    "WEIGHTS_NAME",
+    "n_records",
+    "observed_names",
+    "record_logp",
+    "value_of",
+    "weighted_model",
+]
+
+WEIGHTS_NAME = "alpha"
+
+
+def value_of(var) -> np.ndarray:
+    """The current value of a data variable, constant, or constant expression of them."""
+    if hasattr(var, "get_value"):
+        return np.asarray(var.get_value())
+    if hasattr(var, "data"):
+        return np.asarray(var.data)
+    return np.asarray(var.eval())
+
+
+def observed_names(model: pm.Model, observed: Sequence[str] | None = None) -> list[str]:
+    """The observed variables to weight (all of them by default), validated."""
+    names = [rv.name for rv in model.observed_RVs]
+    if not names:
+        raise ValueError("The model has no observed variables: nothing to weight.")
+    if observed is None:
+        return names
+    chosen = [observed] if isinstance(observed, str) else list(observed)
+    unknown = [o for o in chosen if o not in names]
+    if unknown:
+        raise ValueError(f"Unknown observed variable(s) {unknown}; the model observes {names}.")
+    return chosen
+
+
+def n_records(model: pm.Model, observed: Sequence[str]) -> int:
+    """Number of records: the common leading length of the observed variables."""
+    lengths = {}
+    for name in observed:
+        shape = np.shape(value_of(model.rvs_to_values[model[name]]))
+        if len(shape) == 0:
+            raise ValueError(
+                f"Observed variable '{name}' is a scalar; a record dimension is needed."
+            )
+        lengths[name] = shape[0]
+    if len(set(lengths.values())) != 1:
+        raise ValueError(f"Observed variables must share the record dimension; got {lengths}.")
+    return next(iter(lengths.values()))
+
+
+def record_logp(model: pm.Model, observed: Sequence[str]) -> pt.TensorVariable:
+    """Per-record log-likelihood graph: the sum over ``observed`` of each variable's
+    elementwise log density, trailing (non-record) axes summed. Shape ``(n,)``, in terms of the
+    model's random variables."""
+    terms = []
+    for name in observed:
+        rv = model[name]
+        lp = pm.logp(rv, model.rvs_to_values[rv])
+        if lp.ndim > 1:
+            lp = lp.sum(axis=tuple(range(1, lp.ndim)))
+        terms.append(lp)
+    return terms[0] if len(terms) == 1 else pt.add(*terms)
+
+
+def weighted_model(
+    model: pm.Model,
+    observed: Sequence[str] | str | None = None,
+    weights: np.ndarray | None = None,
+) -> pm.Model:
+    r"""A copy of ``model`` whose ``observed`` likelihood is weighted by ``pm.Data("alpha")``.
+
+    Parameters
+    ----------
+    model
+        Any PyMC model with observed variables sharing a leading record dimension. It is not
+        modified.
+    observed
+        Names of the observed variables that make up a record (default: all).
+    weights
+        Initial weights (default: ones, i.e. the ordinary posterior).
+
+    Returns
+    -------
+    pm.Model
+        The clone, with data variable ``alpha`` (length n) and potential ``weighted_loglik``.
+    """
+    names = observed_names(model, observed)
+    n = n_records(model, names)
+    if WEIGHTS_NAME in model.named_vars:
+        raise ValueError(f"The model already has a variable named '{WEIGHTS_NAME}'.")
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    if w.shape != (n,):
+        raise ValueError(f"'weights' must have shape ({n},) to match the records; got {w.shape}.")
+    clone = clone_model(model)
+    with clone:
+        alpha = pm.Data(WEIGHTS_NAME, w)
+        pm.Potential("weighted_loglik", ((alpha - 1.0) * record_logp(clone, names)).sum())
+    return clone

@@ -1,0 +1,188 @@
+r"""Private-PGM synthesis backend on ``mbi`` 2.x (McKenna et al. 2019; PRISM section 5.5).
+
+Post-processing only: from the released noisy marginals :math:`\tilde p_C` it fits the
+graphical model
+
+.. math:: \hat\mu = \arg\min_{\mu \in \mathcal M}
+          \sum_C \frac{1}{2 n^2\sigma_C^2}\,\| \mu_C - n\tilde p_C \|_2^2
+
+by mbi's ``MirrorDescent`` estimator over the marginal polytope (maximum entropy among the
+minimisers), in counts (``n`` is public under replace-one), and samples records from it.
+
+JAX runs in 64-bit here (float32 stalls on large data, stack notes); it is switched on before
+mbi is imported. mbi's own ``synthetic_data`` draws from NumPy's global RNG (and its JAX
+message passing compiles per structure), so sampling is re-implemented below in NumPy on mbi's
+junction tree with the caller's Generator: same seed, same records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import logsumexp
+
+from ..._rng import SeedLike, as_generator
+from ..._validation import check_positive_int
+from .measure import MarginalMeasurement
+
+__all__ = ["PGMModel", "fit_pgm", "load_mbi"]
+
+
+def load_mbi() -> Any:
+    """Import mbi with JAX in 64-bit mode (set before the import, as mbi asks)."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="JAX persistent compilation cache")
+        import mbi
+    return mbi
+
+
+@dataclass(frozen=True)
+class PGMModel:
+    """A fitted mbi Markov random field and the column order it samples in."""
+
+    model: Any
+    columns: tuple[str, ...]
+    iters: int
+
+    def marginal(self, clique: Sequence[str]) -> np.ndarray:
+        """The model's probability table over ``clique`` (axes in the clique's order)."""
+        f = self.model.project(tuple(clique))
+        v = np.asarray(f.datavector(flatten=False), dtype=float)
+        return v / v.sum()
+
+    def sample(self, n: int, seed: SeedLike = None) -> dict[str, np.ndarray]:
+        """``n`` i.i.d. records by forward sampling on the junction tree (NumPy, module doc)."""
+        n = check_positive_int(n, "n")
+        rng = as_generator(seed)
+        mbi = load_mbi()
+        dom = self.model.domain
+        jtree, _ = mbi.junction_tree.make_junction_tree(dom, [tuple(c) for c in self.model.cliques])
+        sizes = dict(zip(dom.attributes, dom.shape, strict=True))
+        pots = {tuple(cl): np.asarray(self.model.potentials[cl].datavector(flatten=False), dtype=float)
+                for cl in self.model.potentials.cliques}
+        return _forward_sample(jtree, pots, sizes, self.columns, n, rng)
+
+
+def _align(attrs: tuple, table: np.ndarray, target: tuple) -> np.ndarray:
+    """Transpose/reshape ``table`` over ``attrs`` so it broadcasts over ``target`` axes."""
+    order = [a for a in target if a in attrs]
+    t = np.transpose(table, [attrs.index(a) for a in order])
+    return t.reshape([t.shape[order.index(a)] if a in attrs else 1 for a in target])
+
+
+def _inverse_cdf(prob: np.ndarray, row: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Column drawn from row ``row[i]`` of the row-stochastic ``prob`` with uniform ``u[i]``.
+
+    Offsetting row g's CDF by g makes the flattened CDF monotone, so one ``searchsorted`` serves
+    every row without an (n x cells) array.
+    """
+    k = prob.shape[1]
+    cdf = np.cumsum(prob, axis=1)
+    cdf[:, -1] = 1.0
+    glob = (cdf + np.arange(prob.shape[0])[:, None]).ravel()
+    idx = np.searchsorted(glob, row + u, side="right") - row * k
+    return np.clip(idx, 0, k - 1)
+
+
+def _forward_sample(jtree, pots, sizes, columns, n, rng) -> dict[str, np.ndarray]:
+    r"""Exact sampling from :math:`\prod_C \exp\psi_C` on a junction tree.
+
+    Upward pass: each clique's log-belief is its assigned log-potentials plus the messages of its
+    children, and sends :math:`\log\sum_{x_{C\setminus S}}` of that to its parent. Downward,
+    the root's cells are drawn from its normalised belief and every child's new variables from
+    its belief conditioned on the separator values already drawn.
+    """
+    nodes = [tuple(c) for c in jtree.nodes]
+    if not nodes:
+        return {c: rng.integers(0, sizes[c], size=n) for c in columns}
+    root = nodes[0]
+    parent: dict[tuple, tuple | None] = {root: None}
+    order = [root]
+    for node in order:
+        for nb in jtree.neighbors(node):
+            if nb not in parent:
+                parent[nb] = node
+                order.append(nb)
+    belief = {c: np.zeros([sizes[a] for a in c]) for c in nodes}
+    for cl, table in pots.items():
+        home = next(c for c in nodes if set(cl) <= set(c))
+        belief[home] = belief[home] + _align(cl, table, home)
+    for c in order[::-1]:
+        p = parent[c]
+        if p is None:
+            continue
+        axes = tuple(i for i, a in enumerate(c) if a not in p)
+        msg = logsumexp(belief[c], axis=axes)
+        sep = tuple(a for a in c if a in p)
+        belief[p] = belief[p] + _align(sep, msg, p)
+    out: dict[str, np.ndarray] = {}
+    for c in order:
+        given = tuple(a for a in c if a in out)
+        new = tuple(a for a in c if a not in out)
+        if not new:
+            continue
+        t = np.transpose(belief[c], [c.index(a) for a in (*given, *new)])
+        g_cells = int(np.prod([sizes[a] for a in given])) if given else 1
+        t = t.reshape(g_cells, -1)
+        prob = np.exp(t - t.max(axis=1, keepdims=True))
+        prob /= prob.sum(axis=1, keepdims=True)
+        row = (np.ravel_multi_index(tuple(out[a] for a in given), [sizes[a] for a in given])
+               if given else np.zeros(n, dtype=np.int64))
+        flat = _inverse_cdf(prob, row, rng.random(n))
+        for a, v in zip(new, np.unravel_index(flat, [sizes[a] for a in new]), strict=True):
+            out[a] = v.astype(np.int64)
+    for c in columns:
+        if c not in out:
+            out[c] = rng.integers(0, sizes[c], size=n)
+    return {c: out[c] for c in columns}
+
+
+@functools.cache
+def _estimator() -> type:
+    """mbi's ``MirrorDescent`` with its initialisation compiled as one XLA program.
+
+    mbi runs ``_init`` (a marginal-oracle call and the loss) op by op, which on a fresh clique
+    structure costs many small compilations; one ``jax.jit`` around it is several times faster.
+    The mathematics is mbi's, unchanged.
+    """
+    mbi = load_mbi()
+    import jax
+
+    base = mbi.estimation.MirrorDescent
+
+    @dataclasses.dataclass(frozen=True)
+    class JitInitMirrorDescent(base):
+        def _init(self, domain, loss_fn, known_total, *, warm_start=None, constraints=()):
+            init = functools.partial(base._init, self, domain, warm_start=warm_start,
+                                     constraints=constraints)
+            return jax.jit(init)(loss_fn, known_total)
+
+    return JitInitMirrorDescent
+
+
+def fit_pgm(
+    measurements: Sequence[MarginalMeasurement],
+    sizes: Mapping[str, int],
+    n: int,
+    *,
+    iters: int = 1000,
+) -> PGMModel:
+    """Fit mbi's ``MirrorDescent`` to the noisy marginals (counts scale, known total ``n``)."""
+    mbi = load_mbi()
+    cols = list(sizes)
+    dom = mbi.Domain(cols, [int(sizes[c]) for c in cols])
+    lms = [
+        mbi.LinearMeasurement(n * np.asarray(m.noisy), m.clique, stddev=n * m.sigma)
+        for m in measurements
+    ]
+    model = _estimator()().estimate(dom, lms, known_total=float(n), iters=iters)
+    return PGMModel(model=model, columns=tuple(cols), iters=int(iters))
