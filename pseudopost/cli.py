@@ -1,4 +1,12 @@
-"""The ``pseudopost`` command."""
+"""The ``pseudopost`` command.
+
+Subcommands: ``demo`` (a quick run on shipped data), ``synthesize SPEC.toml [--out DIR]`` (a
+release from a spec), ``validate SPEC.toml`` (check a spec and its data without running),
+``account RELEASE_DIR`` (re-run the accountant on a saved release) and ``ledger PATH`` (the
+budget spent per dataset). Exit status: 0 success, 2 bad spec or data (one line naming the key
+and the fix; nothing is created), 3 budget refused (nothing is created, ledger unchanged),
+4 ``account`` disagrees with the saved epsilon.
+"""
 
 from __future__ import annotations
 
@@ -57,6 +65,78 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _fail(message: str, status: int) -> int:
+    print(f"pseudopost: error: {message}", file=sys.stderr)
+    return status
+
+
+def _guarded(run):
+    """Turn spec and budget errors into one line on stderr and exit status 2 or 3."""
+
+    def wrapper(args: argparse.Namespace) -> int:
+        from .release.ledger import BudgetError
+        from .release.spec import SpecError
+
+        try:
+            return run(args)
+        except SpecError as exc:
+            return _fail(str(exc), 2)
+        except BudgetError as exc:
+            return _fail(str(exc), 3)
+
+    return wrapper
+
+
+@_guarded
+def _synthesize(args: argparse.Namespace) -> int:
+    from .release.run import run_release
+
+    outcome = run_release(args.spec, args.out)
+    print(f"epsilon per dataset = {outcome.epsilon:.6g}; charged = {outcome.charge:.6g}")
+    print(f"wrote {outcome.out}")
+    return 0
+
+
+@_guarded
+def _validate(args: argparse.Namespace) -> int:
+    from .release.run import prepare_release
+
+    spec, data, _ = prepare_release(args.spec, args.out)
+    print(
+        f"spec OK: {spec.family} model of {spec.outcome!r} on {spec.data_path.name} "
+        f"({len(data)} rows), m = {spec.m}, up to epsilon {spec.m * spec.max_epsilon:.6g} "
+        f"from ledger {spec.ledger_path}"
+    )
+    return 0
+
+
+@_guarded
+def _account(args: argparse.Namespace) -> int:
+    from .release.run import account_release
+
+    res = account_release(args.release, args.data)
+    print(f"epsilon (recomputed) = {res.epsilon:.6g}")
+    print(f"epsilon (saved)      = {res.saved_epsilon:.6g}")
+    print(f"max Lipschitz bound  = {res.lipschitz.max():.6g} over {res.lipschitz.size} records")
+    if not res.agrees:
+        return _fail("the recomputed epsilon differs from the saved one.", 4)
+    print("agrees with privacy.json")
+    return 0
+
+
+@_guarded
+def _ledger(args: argparse.Namespace) -> int:
+    from .release.ledger import BudgetError, Ledger
+
+    path = Path(args.path)
+    if path.is_file() and not path.name.endswith(".ledger.json"):
+        path = path.with_name(path.name + ".ledger.json")  # a data file: its ledger beside it
+    if not path.is_file():
+        raise BudgetError(f"no ledger at {str(path)!r}. Fix: give a ledger or data file path.")
+    print(Ledger(path).summary())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pseudopost", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -66,6 +146,22 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=2026)
     demo.add_argument("--draws", type=int, default=1000)
     demo.set_defaults(func=_demo)
+
+    syn = sub.add_parser("synthesize", help="run a release described by a TOML spec")
+    syn.add_argument("spec", help="the release spec (TOML)")
+    syn.add_argument("--out", default=None, help="output folder (overrides release.out)")
+    syn.set_defaults(func=_synthesize)
+    val = sub.add_parser("validate", help="check a spec, its data and the budget without running")
+    val.add_argument("spec", help="the release spec (TOML)")
+    val.add_argument("--out", default=None, help="output folder (overrides release.out)")
+    val.set_defaults(func=_validate)
+    acc = sub.add_parser("account", help="re-run the accountant on a saved release")
+    acc.add_argument("release", help="a folder written by 'pseudopost synthesize'")
+    acc.add_argument("--data", default=None, help="the input data, if it has moved")
+    acc.set_defaults(func=_account)
+    led = sub.add_parser("ledger", help="show the budget spent on a dataset")
+    led.add_argument("path", help="a ledger file, or the data file it sits beside")
+    led.set_defaults(func=_ledger)
     return parser
 
 

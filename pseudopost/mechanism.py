@@ -22,10 +22,10 @@ are covered only through the local accountant (the papers' convention), not by a
 
 from __future__ import annotations
 
-import logging
+import json
 import time
 import warnings
-from contextlib import contextmanager
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -35,14 +35,31 @@ import pymc as pm
 import xarray as xr
 
 from ._rng import SeedLike, as_generator
-from ._validation import check_in_interval, check_positive_int
+from ._validation import check_in_interval, check_positive, check_positive_int
 from .models.base import Prepared, SynthModel
 from .models.custom import PyMCModel
 from .models.loglik import RecordFunction, stack_draws
-from .models.weighting import weighted_model
-from .privacy.lipschitz import DEFAULT_MAX_BYTES, AbsReduction, local_epsilon, reduce_abs
+from .models.predictive import predictive_draws
+from .models.weighting import value_of, weighted_model
+from .privacy.calibration import KHAT_MAX, CalibrationReport, psis_scale_search
+from .privacy.decomposition import (
+    Censored,
+    Decomposition,
+    RangeAveraged,
+    RangeTruncated,
+    Unrestricted,
+)
+from .privacy.lipschitz import (
+    DEFAULT_MAX_BYTES,
+    AbsReduction,
+    local_epsilon,
+    reduce_abs,
+    reduce_sum,
+)
+from .risk.inclusion import inclusion_lambda
+from .risk.ranges import SensitiveRange
 from .risk.weights import Normalisation, check_weight_knobs, normalise_risk, risk_weights
-from .sampling import FitDiagnostics, Sampler, interactive
+from .sampling import FitDiagnostics, Sampler, SamplingWarning, interactive
 
 __all__ = ["PseudoPosterior", "PseudoPosteriorResult"]
 
@@ -91,6 +108,24 @@ class PseudoPosteriorResult:
     timings: dict[str, float]
     _fitted: _Fitted = field(repr=False)
     _kept: np.ndarray = field(repr=False)
+    calibration: CalibrationReport | None = None
+
+    @property
+    def global_epsilon(self) -> float | None:
+        """2B under censoring (a global guarantee, given the weights); None otherwise."""
+        value = self.datatree["privacy"].attrs.get("global_epsilon")
+        return None if value is None else float(value)
+
+    @property
+    def lambda_(self) -> xr.DataArray | None:
+        """Range-averaged lambda_i (None unless ``range_method="averaged"``)."""
+        w = self.datatree["weights"]
+        return w["lambda"].copy() if "lambda" in w else None
+
+    @property
+    def alpha_star(self) -> xr.DataArray:
+        """Weights of the fitted posterior (alpha*; equals alpha unless range-averaged)."""
+        return self.datatree["weights"]["alpha_star"].copy()
 
     @property
     def epsilon(self) -> float:
@@ -144,27 +179,14 @@ class PseudoPosteriorResult:
         if m > kept.size:
             raise ValueError(f"'m'={m} exceeds the {kept.size} kept posterior draws.")
         chosen = np.sort(rng.choice(kept, size=m, replace=False))
-        post = self.posterior
-        free = [rv.name for rv in self._fitted.base.free_RVs]
-        flat = post[free].stack(sample=("chain", "draw")).isel(sample=chosen)
-        flat = flat.drop_vars(["sample", "chain", "draw"]).rename({"sample": "draw"})
-        flat = flat.assign_coords(draw=np.arange(m)).expand_dims(chain=[0])
-        trace = xr.DataTree.from_dict({"posterior": flat})
         fitted = self._fitted
-        with warnings.catch_warnings(), _quiet_pymc():
-            warnings.simplefilter("ignore", UserWarning)
-            pp = pm.sample_posterior_predictive(
-                trace,
-                model=fitted.base,
-                var_names=list(fitted.model.observed),
-                random_seed=int(rng.integers(2**31 - 1)),
-                progressbar=False,
-            )
-        group = pp["posterior_predictive"]
-        frames = []
-        for j in range(m):
-            draw = {k: group[k].isel(chain=0, draw=j).to_numpy() for k in fitted.model.observed}
-            frames.append(fitted.model.to_frame(fitted.prepared, draw))
+        pp = predictive_draws(
+            fitted.base, self.posterior, fitted.model.observed, chosen, int(rng.integers(2**31 - 1))
+        )
+        frames = [
+            fitted.model.to_frame(fitted.prepared, {k: v[j] for k, v in pp.items()})
+            for j in range(m)
+        ]
         return frames[0] if m == 1 else frames
 
 
@@ -178,13 +200,28 @@ class PseudoPosterior:
         :class:`~pseudopost.models.PyMCModel`, or a ``pm.Model`` (wrapped as one).
     scale, shift
         c and g of :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)`.
+    sensitive_range
+        A :class:`~pseudopost.risk.SensitiveRange` declaring what the public already knows about
+        each outcome value (range-restricted paper); ``None`` for the plain mechanism.
+    range_method
+        ``"truncated"`` (default: an amplification without relaxation, section 3) or
+        ``"averaged"`` (section 2: also a relaxation, averaging over data sets; better utility).
+    lambda_draws
+        S, the posterior-predictive draws per record for the range-averaged :math:`\lambda_i`.
+    target_epsilon
+        Calibrate the weights by a scale s in (0, 1] so that the local epsilon is within
+        ``rtol`` (2 %) of this target (:mod:`pseudopost.privacy.calibration`).
+    censor_epsilon
+        Global DP by censoring (Hu, Williams & Savitsky 2025): every record's weighted
+        log-likelihood contribution is censored to :math:`[-\varepsilon/2, \varepsilon/2]`
+        (:class:`~pseudopost.privacy.decomposition.Censored` states the assumptions).
     normalisation
         ``"linear"`` (the papers) or ``"logistic"`` risk normalisation.
     reweight
         Apply the Lipschitz re-weighting :math:`\alpha_i' = \mathrm{clip}(c\alpha_i\Delta/\Delta_i)`
         and refit once (public R code, LipschitzWeights).
     exclude_quantile
-        If given (e.g. 0.95), drop weighted draws whose :math:`\max_i |\alpha_i f|` exceeds this
+        If given (e.g. 0.95), drop weighted draws whose :math:`\max_i c_i |g|` exceeds this
         quantile before accounting and synthesis.
     sampler
         ``"nutpie"`` (default) or ``"pymc"``.
@@ -198,6 +235,13 @@ class PseudoPosterior:
         scale: float = 1.0,
         shift: float = 0.0,
         *,
+        sensitive_range: SensitiveRange | None = None,
+        range_method: Literal["truncated", "averaged"] = "truncated",
+        lambda_draws: int = 1000,
+        target_epsilon: float | None = None,
+        censor_epsilon: float | None = None,
+        rtol: float = 0.02,
+        max_refits: int = 4,
         normalisation: Normalisation = "linear",
         reweight: bool = False,
         exclude_quantile: float | None = None,
@@ -213,6 +257,36 @@ class PseudoPosterior:
             )
         self.model = model
         self.scale, self.shift = check_weight_knobs(scale, shift)
+        if sensitive_range is not None and not isinstance(sensitive_range, SensitiveRange):
+            raise TypeError(
+                f"'sensitive_range' must be a pseudopost.risk SensitiveRange (e.g. "
+                f"MultiplicativeRange(0.4, 1.8)). Got {sensitive_range!r}."
+            )
+        if sensitive_range is not None and len(model.observed) != 1:
+            raise ValueError("'sensitive_range' needs a model with exactly one observed outcome.")
+        if range_method not in ("truncated", "averaged"):
+            raise ValueError(
+                f"The 'range_method' parameter must be 'truncated' or 'averaged'. "
+                f"Got {range_method!r}."
+            )
+        self.sensitive_range = sensitive_range
+        self.range_method = range_method
+        self.lambda_draws = check_positive_int(lambda_draws, "lambda_draws")
+        self.target_epsilon = (
+            None if target_epsilon is None else check_positive(target_epsilon, "target_epsilon")
+        )
+        self.censor_epsilon = (
+            None if censor_epsilon is None else check_positive(censor_epsilon, "censor_epsilon")
+        )
+        if self.censor_epsilon is not None and (
+            sensitive_range is not None or self.target_epsilon is not None
+        ):
+            raise ValueError(
+                "'censor_epsilon' sets a global epsilon directly; it cannot be "
+                "combined with 'sensitive_range' or 'target_epsilon'."
+            )
+        self.rtol = check_in_interval(rtol, "rtol", 0.0, 1.0, closed="neither")
+        self.max_refits = check_positive_int(max_refits, "max_refits")
         normalise_risk(np.array([0.0, 1.0]), normalisation)  # validates the name
         self.normalisation = normalisation
         self.reweight = bool(reweight)
@@ -227,9 +301,18 @@ class PseudoPosterior:
         self.max_bytes = check_positive_int(max_bytes, "max_bytes", minimum=8)
 
     def __repr__(self) -> str:
+        extra = ""
+        if self.sensitive_range is not None:
+            extra += (
+                f", sensitive_range={self.sensitive_range!r}, range_method={self.range_method!r}"
+            )
+        if self.target_epsilon is not None:
+            extra += f", target_epsilon={self.target_epsilon}"
+        if self.censor_epsilon is not None:
+            extra += f", censor_epsilon={self.censor_epsilon}"
         return (
-            f"PseudoPosterior({self.model!r}, scale={self.scale}, shift={self.shift}, "
-            f"normalisation={self.normalisation!r}, reweight={self.reweight})"
+            f"PseudoPosterior({self.model!r}, scale={self.scale}, shift={self.shift}"
+            f"{extra}, normalisation={self.normalisation!r}, reweight={self.reweight})"
         )
 
     def fit(
@@ -243,25 +326,28 @@ class PseudoPosterior:
         weights: np.ndarray | None = None,
         progress: bool | None = None,
     ) -> PseudoPosteriorResult:
-        """Run the mechanism: unweighted fit, risk, weights, weighted fit, accountant.
+        """Run the mechanism: unweighted fit, risk, weights, weighted fit(s), accountant.
 
         ``weights`` fixes :math:`\\alpha` instead of deriving it from risk (the unweighted fit is
-        still run, for :attr:`~PseudoPosteriorResult.unweighted_epsilon`).
+        still run, for :attr:`~PseudoPosteriorResult.unweighted_epsilon`). All validation (data,
+        arguments, sensitive ranges) happens before any compilation or sampling.
         """
         draws = check_positive_int(draws, "draws")
         tune = check_positive_int(tune, "tune", minimum=0)
         chains = check_positive_int(chains, "chains")
         prepared = self.model.prepare(data)
+        bounds = None
+        if self.sensitive_range is not None:
+            bounds = self.sensitive_range.bounds(self.model.outcome_values(prepared))
         fixed = None if weights is None else _check_weights(weights, prepared.n)
         rng = as_generator(seed)
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=3)]
+        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=4 + self.max_refits)]
         progress = interactive() if progress is None else bool(progress)
         timings: dict[str, float] = {}
 
         t0 = time.perf_counter()
-        base = self.model.build(prepared)
-        sampler = Sampler(weighted_model(base, self.model.observed), self.sampler)
-        loglik = RecordFunction(base, self.model.observed)
+        bound = None if self.censor_epsilon is None else self.censor_epsilon / 2.0
+        base, sampler, loglik = _compiled(self.model, prepared, bound is not None, self.sampler)
         timings["compile"] = time.perf_counter() - t0
         fitted = _Fitted(
             self.model,
@@ -284,15 +370,11 @@ class PseudoPosterior:
             chains=chains,
             seed=seeds[0],
             progress=progress,
+            censor_bound=_NO_CENSOR,
         )
         timings["unweighted_fit"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        free = [rv.name for rv in base.free_RVs]
-        risk = reduce_abs(
-            loglik,
-            stack_draws(unweighted["posterior"].to_dataset(), free),
-            max_bytes=self.max_bytes,
-        ).per_record
+        risk = reduce_abs(loglik, _draws(fitted, unweighted), max_bytes=self.max_bytes).per_record
         alpha = (
             fixed
             if fixed is not None
@@ -300,13 +382,23 @@ class PseudoPosterior:
         )
         timings["risk"] = time.perf_counter() - t0
 
-        weighted, red, alpha, t_w = self._weighted_fit(fitted, alpha, seeds[1])
-        timings["weighted_fit"], timings["accountant"] = t_w
+        t0 = time.perf_counter()
+        decomp = self._decomposition(fitted, unweighted, bounds, bound, seeds[3])
+        sens = decomp.sensitive_function(self.model, base, loglik)
+        timings["decomposition"] = time.perf_counter() - t0
+
+        fit = _weighted_fit(fitted, decomp, sens, alpha, seeds[1], bound)
+        timings["weighted_fit"], timings["accountant"] = fit.seconds
         if self.reweight:
-            alpha = _lipschitz_reweight(alpha, alpha * red.per_record, self.scale)
-            weighted, red, alpha, t_w = self._weighted_fit(fitted, alpha, seeds[2])
-            timings["reweighted_fit"], timings["accountant"] = t_w
-        kept, lip = _exclude_draws(fitted, weighted, alpha, red, self.exclude_quantile)
+            alpha = _lipschitz_reweight(alpha, fit.lipschitz, self.scale)
+            fit = _weighted_fit(fitted, decomp, sens, alpha, seeds[2], bound)
+            timings["reweighted_fit"], timings["accountant"] = fit.seconds
+        calibration = None
+        if self.target_epsilon is not None:
+            t0 = time.perf_counter()
+            fit, calibration = self._calibrate(fitted, decomp, sens, alpha, fit, seeds[4:])
+            timings["calibration"] = time.perf_counter() - t0
+        kept, lip = _exclude_draws(fitted, fit, decomp, sens, self.exclude_quantile)
         diagnostics = {
             "unweighted": FitDiagnostics.from_fit(
                 "unweighted",
@@ -314,44 +406,146 @@ class PseudoPosterior:
                 _maybe(unweighted, "sample_stats"),
             ),
             "weighted": FitDiagnostics.from_fit(
-                "weighted", weighted["posterior"].to_dataset(), _maybe(weighted, "sample_stats")
+                "weighted", fit.tree["posterior"].to_dataset(), _maybe(fit.tree, "sample_stats")
             ),
         }
         for d in diagnostics.values():
             d.warn()
-        tree = _assemble(self, fitted, unweighted, weighted, risk, alpha, lip, kept)
-        return PseudoPosteriorResult(tree, diagnostics, timings, fitted, kept)
+        tree = _assemble(
+            self, fitted, unweighted, fit, risk, decomp, lip, kept, bounds, calibration
+        )
+        return PseudoPosteriorResult(tree, diagnostics, timings, fitted, kept, calibration)
 
-    def _weighted_fit(self, fitted: _Fitted, alpha: np.ndarray, seed: int):
-        t0 = time.perf_counter()
-        weighted = fitted.sampler.sample(
-            alpha,
-            draws=fitted.draws,
-            tune=fitted.tune,
-            chains=fitted.chains,
+    def _decomposition(self, fitted, unweighted, bounds, bound, seed) -> Decomposition:
+        if bound is not None:
+            return Censored(bound)
+        if bounds is None:
+            return Unrestricted()
+        if self.range_method == "truncated":
+            return RangeTruncated(*bounds)
+        lam = inclusion_lambda(
+            fitted.base,
+            unweighted["posterior"].to_dataset(),
+            self.model.observed[0],
+            *bounds,
+            draws=self.lambda_draws,
             seed=seed,
-            progress=fitted.progress,
+            max_bytes=self.max_bytes,
         )
-        t1 = time.perf_counter()
-        free = [rv.name for rv in fitted.base.free_RVs]
-        red = reduce_abs(
-            fitted.loglik,
-            stack_draws(weighted["posterior"].to_dataset(), free),
-            alpha,
-            max_bytes=fitted.max_bytes,
-        )
-        return weighted, red, alpha, (t1 - t0, time.perf_counter() - t1)
+        return RangeAveraged(lam)
+
+    def _calibrate(self, fitted, decomp, sens, alpha, fit, seeds):
+        """Scale alpha by s so that epsilon is within rtol of the target (module
+        :mod:`pseudopost.privacy.calibration`); at most ``max_refits`` refits."""
+        target = float(self.target_epsilon)
+        report = CalibrationReport(target)
+        s_cur, eps_cur = 1.0, fit.epsilon
+        if eps_cur <= target * (1 + self.rtol):
+            report.achieved, report.within_tolerance = eps_cur, True
+            report.note = (
+                "already at or below the target with s = 1; weights are not raised "
+                "above the risk-based ones"
+            )
+            return fit, report
+        u = float(as_generator(seeds[0]).uniform())
+        shape = (fit.tree["posterior"].sizes["chain"], fit.tree["posterior"].sizes["draw"])
+        for j in range(self.max_refits):
+            draws = _draws(fitted, fit.tree)
+            total = reduce_sum(
+                fitted.loglik, draws, decomp.coefficient(s_cur * alpha), max_bytes=fitted.max_bytes
+            )
+            s_new, khat = psis_scale_search(total, fit.red.per_draw, s_cur, target, shape, u)
+            report.khat.append(khat)
+            if khat > KHAT_MAX:  # importance sampling unreliable: proportional update instead
+                s_new = s_cur * target / eps_cur
+            s_new = float(min(1.0, max(s_new, 1e-6)))
+            fit = _weighted_fit(fitted, decomp, sens, s_new * alpha, seeds[1 + j], None)
+            report.refits += 1
+            s_cur, eps_cur = s_new, fit.epsilon
+            if abs(eps_cur - target) <= self.rtol * target:
+                report.within_tolerance = True
+                break
+        report.scale, report.achieved = s_cur, eps_cur
+        if not report.within_tolerance:
+            warnings.warn(
+                f"Calibration reached epsilon {eps_cur:.4g} (target {target:.4g}) "
+                f"after {report.refits} refit(s); raise max_refits.",
+                SamplingWarning,
+                stacklevel=3,
+            )
+        return fit, report
 
 
-@contextmanager
-def _quiet_pymc():
-    logger = logging.getLogger("pymc")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
+@dataclass
+class _Fit:
+    """One weighted fit and its accounting."""
+
+    tree: xr.DataTree
+    alpha: np.ndarray
+    red: AbsReduction
+    lipschitz: np.ndarray
+    seconds: tuple[float, float]
+
+    @property
+    def epsilon(self) -> float:
+        return local_epsilon(self.lipschitz)
+
+
+_NO_CENSOR = 1e300  # censor bound used for the unweighted (ordinary) posterior
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 8
+
+
+def _compiled(model: SynthModel, prepared: Prepared, censored: bool, kind: str):
+    """The model's PyMC graph, compiled sampler and record function, reused across fits.
+
+    Compilation (~10 s) is keyed by the model's *structure* (its repr, the record count, the
+    columns, censoring, sampler); a later fit on other data of the same shape swaps every data
+    variable in place (``pm.set_data`` and nutpie's ``with_data``) instead of recompiling.
+    """
+    fresh = model.build(prepared)
+    struct = id(model.model) if isinstance(model, PyMCModel) else repr(model)
+    key = (type(model).__name__, struct, prepared.n, tuple(prepared.arrays), censored, kind)
+    if key in _CACHE:
+        base, sampler, loglik = _CACHE[key]
+        _CACHE.move_to_end(key)
+        values = {v.name: value_of(v) for v in fresh.data_vars}
+        if values:
+            pm.set_data(values, model=base)
+            sampler.data = values
+            loglik.refresh()
+        return base, sampler, loglik
+    bound = 1.0 if censored else None  # the bound itself is data, set per fit
+    sampler = Sampler(weighted_model(fresh, model.observed, censor_bound=bound), kind)
+    entry = (fresh, sampler, RecordFunction(fresh, model.observed))
+    _CACHE[key] = entry
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return entry
+
+
+def _draws(fitted: _Fitted, tree: xr.DataTree) -> dict[str, np.ndarray]:
+    free = [rv.name for rv in fitted.base.free_RVs]
+    return stack_draws(tree["posterior"].to_dataset(), free)
+
+
+def _weighted_fit(fitted, decomp, sens, alpha, seed, bound) -> _Fit:
+    t0 = time.perf_counter()
+    tree = fitted.sampler.sample(
+        decomp.fit_weights(alpha),
+        draws=fitted.draws,
+        tune=fitted.tune,
+        chains=fitted.chains,
+        seed=seed,
+        progress=fitted.progress,
+        censor_bound=bound,
+    )
+    t1 = time.perf_counter()
+    coef = decomp.coefficient(alpha)
+    red = reduce_abs(
+        sens, _draws(fitted, tree), coef, max_bytes=fitted.max_bytes, **decomp.extras(alpha)
+    )
+    return _Fit(tree, alpha, red, coef * red.per_record, (t1 - t0, time.perf_counter() - t1))
 
 
 def _maybe(tree: xr.DataTree, group: str) -> xr.Dataset | None:
@@ -379,56 +573,83 @@ def _lipschitz_reweight(alpha: np.ndarray, lipschitz: np.ndarray, scale: float) 
     return np.clip(scale * alpha * ratio, 0.0, 1.0)
 
 
-def _exclude_draws(fitted, weighted, alpha, red: AbsReduction, q):
-    n_draws = red.per_draw.size
+def _exclude_draws(fitted, fit: _Fit, decomp, sens, q):
+    """Drop draws whose max_i c_i |g| exceeds the q-quantile; re-account on the kept draws."""
+    n_draws = fit.red.per_draw.size
     if q is None or q >= 1.0:
-        return np.ones(n_draws, dtype=bool), alpha * red.per_record
-    kept = red.per_draw <= np.quantile(red.per_draw, q)
-    free = [rv.name for rv in fitted.base.free_RVs]
-    draws = {k: v[kept] for k, v in stack_draws(weighted["posterior"].to_dataset(), free).items()}
-    again = reduce_abs(fitted.loglik, draws, alpha, max_bytes=fitted.max_bytes)
-    return kept, alpha * again.per_record
+        return np.ones(n_draws, dtype=bool), fit.lipschitz
+    kept = fit.red.per_draw <= np.quantile(fit.red.per_draw, q)
+    draws = {k: v[kept] for k, v in _draws(fitted, fit.tree).items()}
+    coef = decomp.coefficient(fit.alpha)
+    again = reduce_abs(sens, draws, coef, max_bytes=fitted.max_bytes, **decomp.extras(fit.alpha))
+    return kept, coef * again.per_record
 
 
-def _assemble(mech, fitted, unweighted, weighted, risk, alpha, lip, kept) -> xr.DataTree:
+def _guarantee(decomp, bounds) -> str:
+    if isinstance(decomp, Censored):
+        return (
+            f"global epsilon = 2B = {2 * decomp.bound:g} by censoring (Hu, Williams & "
+            "Savitsky 2025), given the weights and exact posterior sampling"
+        )
+    text = "local epsilon_x = 2 max_i Delta_i (asymptotic DP), per synthetic dataset"
+    return text if bounds is None else text + ", conditional on the declared sensitive ranges"
+
+
+def _assemble(
+    mech, fitted, unweighted, fit: _Fit, risk, decomp, lip, kept, bounds, calibration
+) -> xr.DataTree:
     record = {"record": np.asarray(fitted.prepared.index)}
     rec = lambda v: xr.DataArray(np.asarray(v, dtype=float), dims="record", coords=record)  # noqa: E731
-    post = weighted["posterior"].to_dataset()
+    post = fit.tree["posterior"].to_dataset()
     shape = (post.sizes["chain"], post.sizes["draw"])
-    weights = xr.Dataset(
-        {"alpha": rec(alpha), "risk": rec(risk), "r": rec(normalise_risk(risk, mech.normalisation))}
-    )
+    weights = {
+        "alpha": rec(fit.alpha),
+        "alpha_star": rec(decomp.fit_weights(fit.alpha)),
+        "risk": rec(risk),
+        "r": rec(normalise_risk(risk, mech.normalisation)),
+    }
+    if isinstance(decomp, RangeAveraged):
+        weights["lambda"] = rec(decomp.lam)
+    privacy_vars = {
+        "lipschitz": rec(lip),
+        "unweighted_lipschitz": rec(risk),
+        "draw_kept": (("chain", "draw"), kept.reshape(shape)),
+    }
+    if bounds is not None:
+        privacy_vars["range_lower"], privacy_vars["range_upper"] = rec(bounds[0]), rec(bounds[1])
+    attrs = {
+        "epsilon": local_epsilon(lip),
+        "unweighted_epsilon": local_epsilon(risk),
+        "mechanism": "risk-weighted pseudo posterior (Savitsky, Williams & Hu 2022)",
+        "decomposition": decomp.name,
+        "neighbouring_relation": "add/remove one record",
+        "guarantee": _guarantee(decomp, bounds),
+        "scale": mech.scale,
+        "shift": mech.shift,
+        "normalisation": mech.normalisation,
+        "reweight": int(mech.reweight),
+        "exclude_quantile": -1.0 if mech.exclude_quantile is None else mech.exclude_quantile,
+        "units": "log density of the outcome as given (log-normal includes -log x)",
+    }
+    if isinstance(decomp, Censored):
+        attrs["global_epsilon"] = 2.0 * decomp.bound
+    if mech.sensitive_range is not None:
+        attrs["sensitive_range"] = json.dumps(mech.sensitive_range.describe(), default=float)
+    if calibration is not None:
+        attrs["calibration"] = json.dumps(calibration.as_dict())
     privacy = xr.Dataset(
-        {
-            "lipschitz": rec(lip),
-            "unweighted_lipschitz": rec(risk),
-            "draw_kept": (("chain", "draw"), kept.reshape(shape)),
-        },
-        coords={"chain": post["chain"], "draw": post["draw"]},
-        attrs={
-            "epsilon": local_epsilon(lip),
-            "unweighted_epsilon": local_epsilon(risk),
-            "mechanism": "risk-weighted pseudo posterior (Savitsky, Williams & Hu 2022)",
-            "neighbouring_relation": "add/remove one record",
-            "guarantee": "local epsilon_x = 2 max_i Delta_i (asymptotic DP), per synthetic dataset",
-            "scale": mech.scale,
-            "shift": mech.shift,
-            "normalisation": mech.normalisation,
-            "reweight": int(mech.reweight),
-            "exclude_quantile": -1.0 if mech.exclude_quantile is None else mech.exclude_quantile,
-            "units": "log density of the outcome as given (log-normal includes -log x)",
-        },
+        privacy_vars, coords={"chain": post["chain"], "draw": post["draw"]}, attrs=attrs
     )
     observed = xr.Dataset({k: rec(v) for k, v in fitted.prepared.arrays.items()})
     groups = {
         "posterior": post,
         "risk_posterior": unweighted["posterior"].to_dataset(),
         "observed_data": observed,
-        "weights": weights,
+        "weights": xr.Dataset(weights),
         "privacy": privacy,
     }
-    if "sample_stats" in weighted.children:
-        groups["sample_stats"] = weighted["sample_stats"].to_dataset()
+    if "sample_stats" in fit.tree.children:
+        groups["sample_stats"] = fit.tree["sample_stats"].to_dataset()
     if "sample_stats" in unweighted.children:
         groups["risk_sample_stats"] = unweighted["sample_stats"].to_dataset()
     return xr.DataTree.from_dict(groups)

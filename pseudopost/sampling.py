@@ -23,7 +23,7 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from .models.weighting import WEIGHTS_NAME
+from .models.weighting import CENSOR_NAME, WEIGHTS_NAME
 
 __all__ = ["FitDiagnostics", "Sampler", "SamplingWarning", "interactive"]
 
@@ -122,6 +122,7 @@ class Sampler:
         self.model = model
         self.kind = sampler
         self.compilations = 0
+        self.data: dict[str, np.ndarray] = {}  # data values swapped in at every fit
         self._compiled = None
         if sampler == "nutpie":
             try:
@@ -146,14 +147,18 @@ class Sampler:
         chains: int,
         seed: int,
         progress: bool = False,
+        censor_bound: float | None = None,
     ) -> xr.DataTree:
-        """Posterior draws (groups ``posterior`` and ``sample_stats``) under ``weights``."""
-        w = np.asarray(weights, dtype=float)
+        """Posterior draws (groups ``posterior`` and ``sample_stats``) under ``weights`` (and
+        the censoring bound, for a model built with one)."""
+        data = {**self.data, WEIGHTS_NAME: np.asarray(weights, dtype=float)}
+        if censor_bound is not None and CENSOR_NAME in self.model.named_vars:
+            data[CENSOR_NAME] = np.asarray(float(censor_bound))
         if self.kind == "nutpie":
             import nutpie
 
             trace = nutpie.sample(
-                self._compiled.with_data(**{WEIGHTS_NAME: w}),
+                self._compiled.with_data(**data),
                 draws=draws,
                 tune=tune,
                 chains=chains,
@@ -165,7 +170,7 @@ class Sampler:
             )
         else:
             with self.model:
-                pm.set_data({WEIGHTS_NAME: w})
+                pm.set_data(data)
                 trace = pm.sample(
                     draws=draws,
                     tune=tune,

@@ -83,6 +83,9 @@ def test_m_datasets_use_distinct_draws(sim_result):
 def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch):
     import nutpie
 
+    from pseudopost import mechanism
+
+    mechanism._CACHE.clear()
     calls = []
     real = nutpie.compile_pymc_model
     monkeypatch.setattr(
@@ -100,6 +103,12 @@ def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch):
     pd.testing.assert_frame_equal(data, before)  # the caller's frame is untouched
     r3 = _quiet_fit(mech, data, seed=10)
     assert r3.epsilon != r1.epsilon
+    # other data of the same shape reuse the compiled model (data swapped in, not recompiled)
+    other = sim_small.iloc[150:300].reset_index(drop=True)
+    r4 = _quiet_fit(mech, other, seed=9)
+    assert len(calls) == 1
+    assert r4.risk.shape == (150,) and not np.allclose(r4.risk, r1.risk)
+    np.testing.assert_allclose(r4.synthesize(seed=0)["z"], other["z"])
 
 
 def test_draw_exclusion_lowers_epsilon_and_is_used_in_synthesis(sim_small):

@@ -98,6 +98,10 @@ class RecordFunction:
                 found.append(var)
         return found
 
+    def refresh(self) -> None:
+        """Re-read the record data from the model's data variables (after ``pm.set_data``)."""
+        self._data_values = [value_of(v) for v in self._record_data]
+
     def __call__(
         self,
         draws: Mapping[str, np.ndarray],

@@ -26,6 +26,7 @@ import pytensor.tensor as pt
 from pymc.model.fgraph import clone_model
 
 __all__ = [
+    "CENSOR_NAME",
     "WEIGHTS_NAME",
     "n_records",
     "observed_names",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 WEIGHTS_NAME = "alpha"
+CENSOR_NAME = "censor_bound"
 
 
 def value_of(var) -> np.ndarray:
@@ -93,6 +95,7 @@ def weighted_model(
     model: pm.Model,
     observed: Sequence[str] | str | None = None,
     weights: np.ndarray | None = None,
+    censor_bound: float | None = None,
 ) -> pm.Model:
     r"""A copy of ``model`` whose ``observed`` likelihood is weighted by ``pm.Data("alpha")``.
 
@@ -105,6 +108,10 @@ def weighted_model(
         Names of the observed variables that make up a record (default: all).
     weights
         Initial weights (default: ones, i.e. the ordinary posterior).
+    censor_bound
+        If given (B > 0), each record's weighted contribution is censored to [-B, B]:
+        the potential becomes :math:`\sum_i \mathrm{clip}(\alpha_i f_i, -B, B) - \sum_i f_i`
+        (Hu, Williams & Savitsky 2025), with B in ``pm.Data("censor_bound")``.
 
     Returns
     -------
@@ -121,5 +128,14 @@ def weighted_model(
     clone = clone_model(model)
     with clone:
         alpha = pm.Data(WEIGHTS_NAME, w)
-        pm.Potential("weighted_loglik", ((alpha - 1.0) * record_logp(clone, names)).sum())
+        lp = record_logp(clone, names)
+        if censor_bound is None:
+            pm.Potential("weighted_loglik", ((alpha - 1.0) * lp).sum())
+        else:
+            if not (np.isfinite(censor_bound) and censor_bound > 0):
+                raise ValueError(
+                    f"'censor_bound' must be a finite positive number; got {censor_bound!r}."
+                )
+            bound = pm.Data(CENSOR_NAME, float(censor_bound))
+            pm.Potential("weighted_loglik", (pt.clip(alpha * lp, -bound, bound) - lp).sum())
     return clone

@@ -22,7 +22,7 @@ Rényi (appendix C). The paper's bound (eq. 17) :math:`\Delta_{H_\alpha} \le C_\
 :math:`C_\alpha = 2|\alpha|/(|1-\alpha|\ln 2)` (Table S1) is **not valid**: its step 1 assumes
 :math:`\xi^{\alpha-1} \le 1` for :math:`\alpha < 1` (false near 0) and its step 2 assumes
 :math:`\sum_i p_i^\alpha \ge 1` for :math:`\alpha > 1` (false: the sum is at most 1).
-Brute-force enumeration (``tests/privacy/test_entropy.py``) finds violations, e.g. for
+Brute-force enumeration (``tests/privacy/test_entropy_sensitivity.py``) finds violations, e.g. for
 :math:`\alpha = 0.5` at :math:`n = 30`, :math:`(30, 0) \to (29, 1)` changes :math:`H_{0.5}` by
 0.443 against the paper's 0.096. :func:`paper_renyi_constant` keeps the paper's constants for
 reference only; :func:`renyi_entropy_sensitivity` returns a bound proved here:

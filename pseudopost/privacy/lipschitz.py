@@ -30,7 +30,7 @@ import numpy as np
 
 from ..models.loglik import RecordFunction
 
-__all__ = ["AbsReduction", "local_epsilon", "reduce_abs"]
+__all__ = ["AbsReduction", "local_epsilon", "reduce_abs", "reduce_sum"]
 
 DEFAULT_MAX_BYTES = 256 * 2**20
 
@@ -80,3 +80,23 @@ def local_epsilon(lipschitz: np.ndarray) -> float:
     if lip.size == 0:
         raise ValueError("'lipschitz' is empty.")
     return float(2.0 * lip.max())
+
+
+def reduce_sum(
+    fn: RecordFunction,
+    draws: Mapping[str, np.ndarray],
+    coefficient: np.ndarray,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    **extras: np.ndarray,
+) -> np.ndarray:
+    """Per draw, :math:`\\sum_i c_i g_m(x_i)` (block by block, as :func:`reduce_abs`)."""
+    n_draws = len(next(iter(draws.values())))
+    c = np.asarray(coefficient, dtype=float)
+    if fn.n * 8 > max_bytes or n_draws * fn.n * 8 > max_bytes:
+        fn.check_chunking(draws, **extras)
+    out = np.zeros(n_draws)
+    for rec, dr in fn.blocks(n_draws, max_bytes):
+        block = {k: v[dr] for k, v in draws.items()}
+        out[dr] += fn(block, rec, **extras) @ c[rec]
+    return out

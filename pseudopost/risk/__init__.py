@@ -1,5 +1,25 @@
-"""Per-record risk and weights for the pseudo posterior."""
+"""Per-record risk, weights, sensitive ranges and range-inclusion probabilities."""
 
+from .inclusion import inclusion_lambda
+from .ranges import (
+    AdditiveRange,
+    ArrayRange,
+    BracketRange,
+    MultiplicativeRange,
+    SensitiveRange,
+    TailRange,
+)
 from .weights import check_weight_knobs, normalise_risk, risk_weights
 
-__all__ = ["check_weight_knobs", "normalise_risk", "risk_weights"]
+__all__ = [
+    "AdditiveRange",
+    "ArrayRange",
+    "BracketRange",
+    "MultiplicativeRange",
+    "SensitiveRange",
+    "TailRange",
+    "check_weight_knobs",
+    "inclusion_lambda",
+    "normalise_risk",
+    "risk_weights",
+]

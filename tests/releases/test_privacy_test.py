@@ -35,7 +35,7 @@ def _worst_deltas(mech: PrivacyTestSynthesizer) -> dict[str, float]:
         for n in (k, k + 1, k + 2)
         for d in itertools.combinations_with_replacement(range(len(UNIVERSE)), n)
     }
-    worst = {"single_shot": 0.0, "resample_until_pass": 0.0}
+    worst = {"single_shot": 0.0, "resample_until_pass": 0.0, "log_ratio_d_to_d_prime": -np.inf}
     eps = mech.epsilon
     for n in (k, k + 1):
         for d in itertools.combinations_with_replacement(range(len(UNIVERSE)), n):
@@ -43,6 +43,10 @@ def _worst_deltas(mech: PrivacyTestSynthesizer) -> dict[str, float]:
             for extra in range(len(UNIVERSE)):
                 q = probs[tuple(sorted((*d, extra)))]
                 a, b = np.r_[p, 1 - p.sum()], np.r_[q, 1 - q.sum()]  # last entry: no output
+                pos = p > 0  # Lemma 4 (1): Pr[F(D) = y] <= e^eps Pr[F(D') = y], no delta
+                worst["log_ratio_d_to_d_prime"] = max(
+                    worst["log_ratio_d_to_d_prime"], float(np.log(p[pos] / q[pos]).max())
+                )
                 worst["single_shot"] = max(
                     worst["single_shot"], _hockey_stick(a, b, eps), _hockey_stick(b, a, eps)
                 )
@@ -55,14 +59,19 @@ def _worst_deltas(mech: PrivacyTestSynthesizer) -> dict[str, float]:
     return worst
 
 
-@pytest.mark.parametrize(("k", "t", "gamma", "epsilon0"), [(4, 1, 2.0, 1.0), (4, 1, 4.0, 2.0)])
-def test_theorem4_holds_exactly_and_resampling_breaks_it(k, t, gamma, epsilon0):
-    mech = PrivacyTestSynthesizer(k, t, gamma, epsilon0, ResampleProposal(MARGINALS, 1))
+@pytest.mark.parametrize(
+    ("k", "t", "gamma", "epsilon0", "n_resample", "loop_breaks"),
+    [(4, 1, 2.0, 1.0, 1, True), (4, 1, 4.0, 2.0, 1, True), (4, 2, 3.0, 1.0, 2, False)],
+)
+def test_theorem4_holds_exactly(k, t, gamma, epsilon0, n_resample, loop_breaks):
+    mech = PrivacyTestSynthesizer(k, t, gamma, epsilon0, ResampleProposal(MARGINALS, n_resample))
     worst = _worst_deltas(mech)
     # single-shot F (output y or nothing) satisfies (eps, delta) for every output set
     assert worst["single_shot"] <= mech.delta
-    # gap: the appendix's "if pass output y, else resample" loop is not (eps, delta)-DP
-    assert worst["resample_until_pass"] > mech.delta
+    assert worst["log_ratio_d_to_d_prime"] <= mech.epsilon
+    if loop_breaks:
+        # gap: the appendix's "if pass output y, else resample" loop is not (eps, delta)-DP
+        assert worst["resample_until_pass"] > mech.delta
 
 
 def test_privacy_figures_closed_form():

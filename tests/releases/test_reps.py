@@ -234,3 +234,18 @@ def test_reps_lowers_top_decile_advantage_on_simulated_data():
             res = run_attacks(tr, te, syn)
             top[m].append(np.mean([r.top_decile_advantage for r in res.values()]))
     assert np.mean(top["reps"]) < np.mean(top["dp_uniform"])
+
+
+def test_cap_map_and_public_threshold(sim):
+    reps = REPS(epsilon=2.0, weight_map="cap", threshold=6.0, seed=0).fit(sim, "y")
+    s = reps.scores_
+    assert reps.release_.threshold == 6.0 and reps.release_.threshold_epsilon == 0.0
+    assert reps.weights_ == pytest.approx(np.minimum(1.0, 6.0 / (s + 6.0)))  # tau = t
+    assert reps.release_.rarity.epsilon == pytest.approx(0.2)  # all of eps_s on histograms
+
+
+def test_opendp_backend_records_itself(sim):
+    reps = REPS(epsilon=2.0, noise_backend="opendp", seed=0).fit(sim, "y")
+    assert reps.release_.backend == "opendp" and reps.release_.rarity.backend == "opendp"
+    assert np.isfinite(reps.release_.noisy_statistics).all()
+    assert len(reps.sample(10)) == 10

@@ -15,11 +15,11 @@ from .release import PRISMRelease
 __all__ = [
     "MST",
     "PRISM",
+    "AllFeaturesUniform",
+    "CorrelationTopK",
     "IndependenceOnly",
     "PRISMRelease",
     "PrivacyLedger",
-    "AllFeaturesUniform",
     "allocate_budget",
-    "CorrelationTopK",
     "markov_blanket",
 ]

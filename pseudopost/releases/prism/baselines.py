@@ -6,7 +6,7 @@ r"""The PRISM paper's internal baselines (section 7, appendix C.2).
   absolute Pearson correlation with Y and then measures them like PRISM. The selection reads the
   data without noise, so this release is *not* differentially private; its report says so.
 * :class:`IndependenceOnly`: every 1-way marginal, measured with Gaussian noise at an equal share
-  of :math:`(\varepsilon, \delta)` (replace-one, :math:`\Delta_2 = \sqrt2/n`, basic
+  of :math:`(\varepsilon, \delta)` (after the DP-bin share, if any) (replace-one, :math:`\Delta_2 = \sqrt2/n`, basic
   composition), columns sampled independently.
 """
 
@@ -98,13 +98,13 @@ class IndependenceOnly:
         bins: Mapping[str, Any] | None = None,
         bounds: Mapping[str, tuple[float, float]] | None = None,
         domain: Mapping[str, Sequence] | None = None,
+        bins_fraction: float = 0.05,
         seed: SeedLike = None,
     ) -> None:
         self.epsilon = check_positive(epsilon, "epsilon")
         self.delta = None if delta is None else check_probability(delta, "delta")
-        if any(isinstance(b, (int, np.integer)) for b in (bins or {}).values()):
-            raise ValueError("IndependenceOnly takes public bin edges only.")
         self.bins, self.bounds, self.domain, self.seed = bins, bounds, domain, seed
+        self.bins_fraction = check_positive(bins_fraction, "bins_fraction")
 
     def fit(self, frame: pd.DataFrame) -> IndependenceOnly:
         """Measure the 1-way marginals of ``frame`` (not modified)."""
@@ -112,12 +112,31 @@ class IndependenceOnly:
         n = len(frame)
         delta = self.delta if self.delta is not None else 1.0 / n**2
         rng = as_generator(self.seed)
-        enc, _ = fit_encoding(
-            frame, list(frame.columns), bins=self.bins, bounds=self.bounds, domain=self.domain
+        dp_bins = any(isinstance(b, (int, np.integer)) for b in (self.bins or {}).values())
+        eps_bins = self.epsilon * self.bins_fraction if dp_bins else 0.0
+        enc, dp_cols = fit_encoding(
+            frame,
+            list(frame.columns),
+            bins=self.bins,
+            bounds=self.bounds,
+            domain=self.domain,
+            epsilon=eps_bins if dp_bins else None,
+            seed=rng.spawn(1)[0],
         )
+        entries = [
+            LedgerEntry(
+                f"bins:{c}",
+                "bins",
+                "laplace",
+                eps_bins / len(dp_cols),
+                0.0,
+                (eps_bins / len(dp_cols)) ** 2 / 2,
+            )
+            for c in dp_cols
+        ]
         codes, sizes = enc.encode(frame), enc.sizes
         d = len(enc.names)
-        eps_q, delta_q = self.epsilon / d, delta / d
+        eps_q, delta_q = (self.epsilon - eps_bins) / d, delta / d
         sigma = gaussian_sigma(replace_one_l2(n), eps_q, delta_q, method="analytic")
         ms = [
             measure_marginal(
@@ -133,7 +152,8 @@ class IndependenceOnly:
             for c in enc.names
         ]
         self.ledger_ = PrivacyLedger(
-            tuple(
+            tuple(entries)
+            + tuple(
                 LedgerEntry(f"measure:{m.clique[0]}", "bg", "gaussian", eps_q, delta_q, m.rho)
                 for m in ms
             ),

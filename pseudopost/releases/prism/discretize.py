@@ -57,7 +57,7 @@ class ColumnCoding:
     def encode(self, values: pd.Series) -> np.ndarray:
         """Codes for ``values``; unknown categorical levels raise ``ValueError``."""
         if self.kind == "categorical":
-            codes = pd.Categorical(values, categories=list(self.levels)).codes.astype(np.int64)
+            codes = pd.Index(list(self.levels)).get_indexer(values).astype(np.int64)
             if (codes < 0).any():
                 bad = values[codes < 0].unique()[:5].tolist()
                 raise ValueError(

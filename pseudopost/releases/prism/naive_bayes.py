@@ -66,14 +66,34 @@ class NaiveBayesModel:
         return {c: out[c].astype(np.int64) for c in self.columns}
 
 
+def _prior(measurements: Sequence[MarginalMeasurement], target: str) -> np.ndarray:
+    r"""Inverse-variance combination of every unbiased estimate of P(Y), then projected.
+
+    The 1-way measurement of Y has per-cell variance :math:`\sigma^2`; the Y-margin of a
+    measured :math:`(X_j, Y)` table sums :math:`|X_j|` noisy cells, variance
+    :math:`|X_j|\sigma_j^2`. Weighting each by its inverse variance is post-processing.
+    """
+    num, den = 0.0, 0.0
+    for m in measurements:
+        if target not in m.clique or len(m.clique) > 2:
+            continue
+        t = m.table()
+        if len(m.clique) == 1:
+            est, var = t, m.sigma**2
+        else:
+            axis = 1 - m.clique.index(target)
+            est, var = t.sum(axis=axis), t.shape[axis] * m.sigma**2
+        num, den = num + est / var, den + 1.0 / var
+    if den == 0:
+        raise ValueError(f"The naive Bayes backend needs a measurement involving '{target}'.")
+    return project_simplex(num / den)
+
+
 def fit_naive_bayes(
     measurements: Sequence[MarginalMeasurement], target: str, columns: Sequence[str]
 ) -> NaiveBayesModel:
-    """Build the backend from 1-way measurements of every column and (X_j, Y) measurements."""
+    """Build the backend from (X_j, Y) measurements (j in S) and 1-way ones for the rest."""
     ones = {m.clique[0]: project_simplex(m.noisy) for m in measurements if len(m.clique) == 1}
-    missing = [c for c in columns if c not in ones]
-    if missing:
-        raise ValueError(f"The naive Bayes backend needs a 1-way measurement of {missing}.")
     conds: dict[str, np.ndarray] = {}
     for m in measurements:
         if len(m.clique) != 2 or target not in m.clique:
@@ -83,8 +103,11 @@ def fit_naive_bayes(
         if m.clique[0] == target:
             joint = joint.T  # (k_col, k_y)
         tot = joint.sum(axis=0)
-        fallback = ones[col][:, None]
+        fallback = ones.get(col, joint.sum(axis=1))[:, None]
         cond = np.where(tot > 0, joint / np.where(tot > 0, tot, 1.0), fallback)
         conds[col] = cond.T
+    missing = [c for c in columns if c not in conds and c != target and c not in ones]
+    if missing:
+        raise ValueError(f"The naive Bayes backend needs a 1-way measurement of {missing}.")
     marg = {c: ones[c] for c in columns if c not in conds and c != target}
-    return NaiveBayesModel(target, ones[target], conds, marg, tuple(columns))
+    return NaiveBayesModel(target, _prior(measurements, target), conds, marg, tuple(columns))

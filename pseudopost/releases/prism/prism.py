@@ -112,8 +112,9 @@ class PRISM:
         Column coding (:func:`.discretize.fit_encoding`); ``bins_fraction`` of the budget pays
         for DP bins when any are requested.
     gaussian_method
-        ``"analytic"`` (exact for every epsilon, default) or ``"classic"`` (the paper's formula)
-        calibration of the Gaussian mechanism under ``"approx"`` accounting.
+        ``"analytic"`` (exact for every epsilon, default) or ``"classic"`` (the paper's formula,
+        used only where a query's epsilon is below 1, the range Dwork & Roth's Theorem A.1
+        covers; analytic otherwise) calibration of the Gaussian mechanism under ``"approx"``.
     iters, max_model_cells
         Mirror-descent iterations and the junction-tree size cap for 3-way marginals.
     seed
@@ -427,7 +428,9 @@ class PRISM:
         task = task_queries(
             s, target, sizes, weights=weights, joint_cells=self.joint_cells if pgm else 0
         )
-        bg = background_queries(encoding.names, tree if pgm else ())
+        # naive Bayes (appendix C.2) needs 1-way marginals only for Y and the columns outside S
+        ones = encoding.names if pgm else [c for c in encoding.names if c not in s]
+        bg = background_queries(ones, tree if pgm else ())
         cmi = {k: v for k, v in scores.items() if isinstance(k, tuple)}
         triples = []
         if pgm and cmi:
@@ -458,7 +461,9 @@ class PRISM:
             b = allocate_budget(a, total, accounting=self.accounting, method=self.allocation)
             for q, bq in zip(qs, b, strict=True):
                 if self.accounting == "approx":
-                    sigma = gaussian_sigma(sens, bq, delta_q, method=self.gaussian_method)
+                    # Dwork & Roth's classic calibration is only proven for eps < 1 (Thm A.1)
+                    method = self.gaussian_method if bq < 1 else "analytic"
+                    sigma = gaussian_sigma(sens, bq, delta_q, method=method)
                     eps_q = float(bq)
                 else:
                     sigma = zcdp_sigma(sens, bq)

@@ -1,0 +1,198 @@
+r"""``report.html``: a self-contained page about one release, for readers who do not run Python.
+
+No JavaScript and no external files: inline CSS, tables, and matplotlib figures embedded as
+base64 PNG. It shows the privacy figures and budget, the by-record Lipschitz bounds and weights
+(violins), real vs synthetic marginals, the utility measures, the disclosure measures and the
+sampler diagnostics.
+
+Utility: the ECDF measures of Woo et al. (2009), over the merged real and synthetic records
+:math:`z_k` of the model's columns, with the multivariate ECDFs :math:`F(z) = \frac1N
+\#\{x : x \le z\}` (componentwise):
+
+.. math::
+    U_m = \max_k |F_{orig}(z_k) - F_{syn}(z_k)|, \qquad
+    U_a = \frac{1}{N_{merged}}\sum_k (F_{orig}(z_k) - F_{syn}(z_k))^2 .
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["build_report", "ecdf_utility"]
+
+
+def ecdf_utility(real: pd.DataFrame, synthetic: pd.DataFrame, columns: Sequence[str]) -> dict:
+    """ECDF utility :math:`U_m` and :math:`U_a` (module docstring) over ``columns``."""
+    cols = list(columns)
+    a = real[cols].to_numpy(dtype=float)
+    b = synthetic[cols].to_numpy(dtype=float)
+    z = np.vstack([a, b])
+    diff = np.empty(len(z))
+    step = max(1, 2_000_000 // max(1, (len(a) + len(b)) * len(cols)))
+    for s in range(0, len(z), step):
+        zz = z[s : s + step, None, :]
+        fa = np.all(a[None, :, :] <= zz, axis=2).mean(axis=1)
+        fb = np.all(b[None, :, :] <= zz, axis=2).mean(axis=1)
+        diff[s : s + step] = fa - fb
+    return {"U_m": float(np.abs(diff).max()), "U_a": float(np.mean(diff**2))}
+
+
+def _png(fig) -> str:
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img alt="figure" src="data:image/png;base64,{data}">'
+
+
+def _violins(groups: Mapping[str, np.ndarray], title: str, ylabel: str) -> str:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    values = [np.asarray(v, float) for v in groups.values()]
+    ax.violinplot(values, showmedians=True)
+    for j, v in enumerate(values, start=1):
+        ax.scatter(np.full(v.size, j), v, s=8, color="black", alpha=0.5, zorder=3)
+    ax.set_xticks(range(1, len(values) + 1), list(groups))
+    ax.set_title(title)
+    ax.set_ylabel(ylabel)
+    return _png(fig)
+
+
+def _marginals(real: pd.DataFrame, synthetic: Sequence[pd.DataFrame], columns) -> str:
+    import matplotlib.pyplot as plt
+
+    cols = list(columns)
+    fig, axes = plt.subplots(1, len(cols), figsize=(4.2 * len(cols), 3.2), squeeze=False)
+    for ax, c in zip(axes[0], cols, strict=True):
+        x = np.sort(real[c].to_numpy(float))
+        ax.step(
+            x, np.arange(1, x.size + 1) / x.size, where="post", color="black", lw=2, label="real"
+        )
+        for j, s in enumerate(synthetic, start=1):
+            y = np.sort(s[c].to_numpy(float))
+            ax.step(
+                y,
+                np.arange(1, y.size + 1) / y.size,
+                where="post",
+                alpha=0.7,
+                label=f"synthetic {j}",
+            )
+        both = np.concatenate([x, *(s[c].to_numpy(float) for s in synthetic)])
+        if both.min() > 0 and both.max() / both.min() > 100:
+            ax.set_xscale("log")  # skewed positive values (e.g. counts, incomes)
+        ax.set_title(f"ECDF of {c}")
+        ax.set_ylabel("cumulative share")
+    axes[0][0].legend(fontsize=7)
+    return _png(fig)
+
+
+def _table(frame: pd.DataFrame, digits: int = 4) -> str:
+    return frame.to_html(
+        index=False, border=0, classes="t", float_format=lambda v: f"{v:.{digits}g}"
+    )
+
+
+def _kv(rows: Mapping[str, Any]) -> str:
+    body = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>"
+        for k, v in rows.items()
+    )
+    return f'<table class="t kv">{body}</table>'
+
+
+_CSS = """
+body{font-family:system-ui,Helvetica,Arial,sans-serif;max-width:1000px;margin:2em auto;
+color:#222;line-height:1.4;padding:0 1em}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table.t{border-collapse:collapse;margin:.6em 0;font-size:.92em}
+table.t th,table.t td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
+table.kv th{text-align:left;background:#f4f4f4}
+.note{color:#555;font-size:.9em}img{max-width:100%}
+.warn{background:#fff3cd;border:1px solid #e0c36a;padding:.5em}
+"""
+
+
+def build_report(
+    *,
+    title: str,
+    privacy: Mapping[str, Any],
+    lipschitz: np.ndarray,
+    unweighted_lipschitz: np.ndarray,
+    alpha: np.ndarray,
+    real: pd.DataFrame,
+    synthetic: Sequence[pd.DataFrame],
+    columns: Sequence[str],
+    utility: pd.DataFrame,
+    disclosure: pd.DataFrame,
+    diagnostics: Mapping[str, pd.DataFrame],
+    divergences: Mapping[str, int],
+    problems: Sequence[str],
+) -> str:
+    """The HTML text of the report (see the module docstring)."""
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{html.escape(title)}</h1>",
+        "<h2>Privacy</h2>",
+        _kv(
+            {
+                "epsilon per synthetic dataset": f"{privacy['epsilon_per_dataset']:.4g}",
+                "synthetic datasets (m)": privacy["m"],
+                "epsilon charged (m x epsilon, basic composition)": f"{privacy['epsilon_total']:.4g}",
+                "delta": privacy["delta"]
+                if privacy["delta"] is not None
+                else "none (pure epsilon)",
+                "guarantee": privacy["guarantee_type"],
+                "neighbouring relation": privacy["neighbouring_relation"],
+                "unweighted epsilon (no weighting)": f"{privacy['unweighted_epsilon']:.4g}",
+                "budget total / cap per dataset": (
+                    f"{privacy['budget']['total_epsilon']:.4g} / "
+                    f"{privacy['budget']['max_epsilon']:.4g}"
+                ),
+            }
+        ),
+        f"<p class='note'>{html.escape(privacy['guarantee'])}. {html.escape(privacy['units'])}.</p>",
+    ]
+    if problems:
+        items = "".join(f"<li>{html.escape(p)}</li>" for p in problems)
+        parts.append(f"<div class='warn'><b>Sampler warnings</b><ul>{items}</ul></div>")
+    parts += [
+        "<h2>By-record Lipschitz bounds and weights</h2>",
+        "<p class='note'>Each dot is one record. epsilon = 2 x the largest bound. Records with "
+        "high risk get low weight alpha, which lowers their bound.</p>",
+        _violins(
+            {"weighted": lipschitz, "unweighted": unweighted_lipschitz},
+            "Lipschitz bound per record",
+            "Delta_i",
+        ),
+        _violins({"alpha": alpha}, "Record weights", "alpha_i"),
+        "<h2>Real vs synthetic marginals</h2>",
+        _marginals(real, synthetic, columns),
+        "<h2>Utility</h2>",
+        "<p class='note'>ECDF measures U_m (max) and U_a (mean squared) of the difference of "
+        "real and synthetic empirical CDFs over the model's columns: 0 is perfect.</p>",
+        _table(utility),
+        "<h2>Disclosure risk</h2>",
+        "<p class='note'>Identification: an intruder who knows a record's key columns and "
+        "value matches synthetic records within the radius; expected match risk is a count over "
+        "records, true match rate a share. Attribute risk: share of records whose sensitive "
+        "value is guessed within the radius from key-matched synthetic records (baseline: "
+        "guessing from the whole synthetic column).</p>",
+        _table(disclosure),
+        "<h2>Sampler diagnostics</h2>",
+    ]
+    for fit, table in diagnostics.items():
+        parts.append(f"<h3>{html.escape(fit)} fit ({divergences[fit]} divergences)</h3>")
+        parts.append(_table(table))
+    parts.append("</body></html>")
+    return "\n".join(parts)

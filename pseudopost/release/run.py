@@ -1,0 +1,474 @@
+"""Run a release from a spec, and re-run the accountant on a saved one.
+
+:func:`run_release` does, in this order:
+
+1. check the spec and its data (:func:`~pseudopost.release.spec.validate`), that the output
+   folder does not exist, and that the ledger has room for ``m * max_epsilon``: any failure
+   here stops before any work and before anything is written;
+2. fit the pseudo posterior, refuse if its epsilon exceeds ``budget.max_epsilon``;
+3. synthesize m datasets, compute utility and disclosure measures, build every output in a
+   hidden staging folder beside the output folder;
+4. under the ledger's lock: re-check the budget, append the charge ``m * epsilon``, write the
+   ledger atomically, then rename the staging folder to the output folder.
+
+A crash before step 4 leaves the ledger untouched and no output folder (a stale staging folder
+``.NAME.partial-PID`` of a dead process is removed by the next release to the same place).
+
+Outputs: ``synthetic-1.csv`` .. ``synthetic-m.csv``, ``privacy.json``, ``fit.nc`` (the result's
+DataTree, netCDF4 via h5netcdf), ``manifest.json`` (SHA-256 of input, spec and outputs, package
+versions, seed, timings), ``report.html`` and ``spec.toml`` (a copy, for
+:func:`account_release`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .ledger import BudgetError, Ledger
+from .spec import ReleaseSpec, SpecError, load_spec, validate
+
+__all__ = ["AccountResult", "ReleaseOutcome", "account_release", "run_release", "sha256_file"]
+
+_VERSIONS = (
+    "pseudopost",
+    "pymc",
+    "pytensor",
+    "nutpie",
+    "arviz",
+    "numpy",
+    "scipy",
+    "pandas",
+    "xarray",
+    "h5netcdf",
+    "matplotlib",
+)
+
+
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    """What a release produced."""
+
+    out: Path
+    epsilon: float
+    charge: float
+    files: list[str]
+
+
+def sha256_file(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _say(message: str) -> None:
+    print(f"pseudopost: {message}", file=sys.stderr, flush=True)
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in _VERSIONS:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _staging_dir(out: Path) -> Path:
+    """A fresh hidden staging folder beside ``out``; stale ones of dead processes are removed."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    prefix = f".{out.name}.partial-"
+    for old in out.parent.glob(prefix + "*"):
+        pid = old.name[len(prefix) :]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(old, ignore_errors=True)
+    stage = out.parent / f"{prefix}{os.getpid()}"
+    shutil.rmtree(stage, ignore_errors=True)
+    stage.mkdir()
+    return stage
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save_fit(tree: xr.DataTree, path: Path) -> None:
+    """The DataTree as netCDF4 (h5netcdf). Object-dtype variables (e.g. nutpie's
+    ``divergence_message``, mostly None) are stored as strings, None as ''."""
+    groups = {}
+    for node in tree.subtree:
+        ds = node.to_dataset()
+        for name, var in ds.data_vars.items():
+            if var.dtype == object:
+                ds[name] = var.copy(
+                    data=np.vectorize(lambda v: "" if v is None else str(v), otypes=[str])(
+                        var.to_numpy()
+                    )
+                )
+        groups[node.path] = ds
+    xr.DataTree.from_dict(groups).to_netcdf(path, engine="h5netcdf")
+
+
+def load_fit(path: str | os.PathLike) -> xr.DataTree:
+    """A fit saved by :func:`save_fit`, loaded into memory."""
+    return xr.open_datatree(path, engine="h5netcdf").load()
+
+
+def _diagnostics_json(diag) -> dict[str, Any]:
+    t = diag.table
+    return {
+        "divergences": diag.divergences,
+        "draws": diag.draws,
+        "max_r_hat": float(t.r_hat.max()),
+        "min_ess_bulk": float(t.ess_bulk.min()),
+        "min_ess_tail": float(t.ess_tail.min()),
+        "problems": diag.problems(),
+        "by_parameter": t.to_dict(orient="records"),
+    }
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    return v
+
+
+def privacy_record(spec: ReleaseSpec, result) -> dict[str, Any]:
+    """The content of ``privacy.json``."""
+    attrs = {k: _jsonable(v) for k, v in result.datatree["privacy"].attrs.items()}
+    eps = result.epsilon
+    censored = "censor_epsilon" in spec.mechanism_options
+    guarantee_type = (
+        "global (non-asymptotic) epsilon-DP through a censored likelihood"
+        if censored or "global" in str(attrs.get("guarantee", "")).lower()
+        else "local asymptotic (epsilon_x of this database; not a worst-case guarantee)"
+    )
+    return {
+        "mechanism": spec.mechanism,
+        "description": attrs.get("mechanism"),
+        "epsilon_per_dataset": eps,
+        "m": spec.m,
+        "epsilon_total": spec.m * eps,
+        "composition": "basic: m synthetic datasets from m posterior draws cost m x epsilon",
+        "delta": None,
+        "delta_note": "pure epsilon: the pseudo posterior mechanism has no delta",
+        "guarantee_type": guarantee_type,
+        "guarantee": str(attrs.get("guarantee", "")),
+        "neighbouring_relation": str(attrs.get("neighbouring_relation", "")),
+        "unweighted_epsilon": result.unweighted_epsilon,
+        "units": str(attrs.get("units", "")),
+        "stages": [
+            {
+                "stage": "unweighted fit, risk and weights",
+                "epsilon": 0.0,
+                "note": "uses the data; covered only through the local accountant of the "
+                "weighted fit (the papers' convention), not by a separate budget",
+            },
+            {"stage": "weighted pseudo posterior, per synthetic dataset", "epsilon": eps},
+            {"stage": f"release of m = {spec.m} datasets", "epsilon": spec.m * eps},
+        ],
+        "lipschitz": {
+            "max": float(result.lipschitz.max()),
+            "median": float(result.lipschitz.median()),
+        },
+        "weights": {
+            "min": float(result.alpha.min()),
+            "mean": float(result.alpha.mean()),
+            "max": float(result.alpha.max()),
+        },
+        "mechanism_options": {k: _jsonable(v) for k, v in spec.mechanism_options.items()},
+        "mechanism_attrs": attrs,
+        "budget": {
+            "total_epsilon": spec.total_epsilon,
+            "max_epsilon": spec.max_epsilon,
+            "charge": spec.m * eps,
+            "ledger": str(spec.ledger_path),
+        },
+        "diagnostics": {k: _diagnostics_json(d) for k, d in result.diagnostics.items()},
+    }
+
+
+def _measures(spec: ReleaseSpec, data: pd.DataFrame, synthetic: list[pd.DataFrame]):
+    from .disclosure import attribute_risk, identification_risk
+    from .report import ecdf_utility
+
+    util, disc = [], []
+    for j, s in enumerate(synthetic, start=1):
+        util.append({"dataset": j, **ecdf_utility(data, s, spec.columns)})
+        ir = identification_risk(
+            data, s, spec.disclosure_keys, spec.outcome, spec.disclosure_radius
+        )
+        ar = attribute_risk(
+            data, s, spec.disclosure_keys, spec.disclosure_sensitive, spec.disclosure_radius
+        )
+        disc.append(
+            {
+                "dataset": j,
+                "radius": spec.disclosure_radius,
+                "expected_match_risk": ir["expected_match_risk"],
+                "true_match_rate": ir["true_match_rate"],
+                f"attribute_risk ({spec.disclosure_sensitive})": ar["attribute_risk"],
+                "attribute_baseline": ar["baseline"],
+            }
+        )
+    return pd.DataFrame(util), pd.DataFrame(disc)
+
+
+def prepare_release(spec_path, out=None) -> tuple[ReleaseSpec, pd.DataFrame, str]:
+    """Every check that runs before any work: spec, data, output folder, budget."""
+    spec = load_spec(spec_path, out)
+    data = validate(spec)
+    if spec.out.exists():
+        raise SpecError(
+            f"output folder {str(spec.out)!r} already exists ('release.out' / --out). "
+            "Fix: choose a new folder; releases never overwrite."
+        )
+    digest = sha256_file(spec.data_path)
+    Ledger(spec.ledger_path).precheck(digest, spec.total_epsilon, spec.m * spec.max_epsilon)
+    return spec, data, digest
+
+
+def run_release(
+    spec_path: str | os.PathLike, out: str | os.PathLike | None = None, *, progress=None
+) -> ReleaseOutcome:
+    """Run the release a spec describes (module docstring); raises :class:`SpecError` or
+    :class:`~pseudopost.release.ledger.BudgetError` before any work when it cannot go ahead."""
+    from ..sampling import SamplingWarning
+
+    spec, data, digest = prepare_release(spec_path, out)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    _say(f"fitting the pseudo posterior ({spec.chains} chains x {spec.draws} draws)")
+    fit_seed, synth_seed = np.random.SeedSequence(spec.seed).spawn(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SamplingWarning)
+        result = spec.build_mechanism().fit(
+            data,
+            draws=spec.draws,
+            tune=spec.tune,
+            chains=spec.chains,
+            seed=np.random.default_rng(fit_seed),
+            progress=progress,
+        )
+    problems = [str(w.message) for w in caught if issubclass(w.category, SamplingWarning)]
+    for p in problems:
+        _say(f"warning: {p}")
+    timings["fit_total"] = time.perf_counter() - t0
+    timings.update({f"fit_{k}": v for k, v in result.timings.items()})
+    eps = result.epsilon
+    if eps > spec.max_epsilon:
+        raise BudgetError(
+            f"budget refused: the fit's epsilon {eps:.6g} exceeds budget.max_epsilon = "
+            f"{spec.max_epsilon:.6g}; nothing was written and the ledger is unchanged. Fix: "
+            "lower mechanism.scale/shift (smaller weights) or raise budget.max_epsilon."
+        )
+    _say(f"epsilon = {eps:.4f} per dataset; synthesizing m = {spec.m}")
+    t0 = time.perf_counter()
+    synthetic = result.synthesize(spec.m, seed=np.random.default_rng(synth_seed))
+    synthetic = [synthetic] if isinstance(synthetic, pd.DataFrame) else synthetic
+    timings["synthesize"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    utility, disclosure = _measures(spec, data, synthetic)
+    timings["measures"] = time.perf_counter() - t0
+
+    stage = _staging_dir(spec.out)
+    try:
+        files = _write_outputs(
+            stage, spec, data, digest, result, synthetic, utility, disclosure, problems, timings
+        )
+        entry = {
+            "out": str(spec.out),
+            "m": spec.m,
+            "epsilon": eps,
+            "charge": spec.m * eps,
+            "spec_sha256": spec.sha256,
+            "mechanism": spec.mechanism,
+        }
+
+        def publish() -> None:
+            if spec.out.exists():
+                raise SpecError(f"output folder {str(spec.out)!r} appeared during the release.")
+            os.rename(stage, spec.out)
+            _fsync_dir(spec.out.parent)
+
+        def precondition() -> None:
+            if spec.out.exists():
+                raise SpecError(
+                    f"output folder {str(spec.out)!r} appeared during the release; "
+                    "nothing was charged. Fix: choose a new folder."
+                )
+
+        Ledger(spec.ledger_path).commit(
+            digest, spec.total_epsilon, entry, precondition=precondition, then=publish
+        )
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    _say(f"wrote {spec.out} ({', '.join(files)}); charged epsilon {spec.m * eps:.4f}")
+    return ReleaseOutcome(spec.out, eps, spec.m * eps, files)
+
+
+def _write_outputs(
+    stage, spec, data, digest, result, synthetic, utility, disclosure, problems, timings
+) -> list[str]:
+    from .report import build_report
+
+    names = []
+    for j, frame in enumerate(synthetic, start=1):
+        name = f"synthetic-{j}.csv"
+        frame.to_csv(stage / name, index=False)
+        names.append(name)
+    privacy = privacy_record(spec, result)
+    privacy["utility"] = utility.to_dict(orient="records")
+    privacy["disclosure"] = disclosure.to_dict(orient="records")
+    (stage / "privacy.json").write_text(json.dumps(privacy, indent=2, sort_keys=True))
+    names.append("privacy.json")
+    t0 = time.perf_counter()
+    save_fit(result.datatree, stage / "fit.nc")
+    names.append("fit.nc")
+    (stage / "spec.toml").write_text(spec.text, encoding="utf-8")
+    names.append("spec.toml")
+    if spec.report:
+        page = build_report(
+            title=f"pseudopost release: {spec.data_path.name} ({spec.family} model of "
+            f"{spec.outcome})",
+            privacy=privacy,
+            lipschitz=result.lipschitz.to_numpy(),
+            unweighted_lipschitz=result.unweighted_lipschitz.to_numpy(),
+            alpha=result.alpha.to_numpy(),
+            real=data,
+            synthetic=synthetic,
+            columns=spec.columns,
+            utility=utility,
+            disclosure=disclosure,
+            diagnostics={k: d.table for k, d in result.diagnostics.items()},
+            divergences={k: d.divergences for k, d in result.diagnostics.items()},
+            problems=problems,
+        )
+        (stage / "report.html").write_text(page, encoding="utf-8")
+        names.append("report.html")
+    timings["write"] = time.perf_counter() - t0
+    manifest = {
+        "input": {
+            "path": str(spec.data_path),
+            "sha256": digest,
+            "rows": len(data),
+            "columns": list(data.columns),
+        },
+        "spec": {"path": str(spec.path), "sha256": spec.sha256},
+        "seed": spec.seed,
+        "versions": _versions(),
+        "timings_seconds": timings,
+        "files": {n: sha256_file(stage / n) for n in names},
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": sys.argv,
+    }
+    (stage / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    names.append("manifest.json")
+    for n in names:
+        with open(stage / n, "rb") as fh:
+            os.fsync(fh.fileno())
+    _fsync_dir(stage)
+    return names
+
+
+@dataclass(frozen=True)
+class AccountResult:
+    """The accountant re-run on a saved release."""
+
+    epsilon: float
+    saved_epsilon: float
+    lipschitz: np.ndarray
+
+    @property
+    def agrees(self) -> bool:
+        return bool(np.isclose(self.epsilon, self.saved_epsilon, rtol=1e-9, atol=1e-12))
+
+
+def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountResult:
+    """Recompute :math:`\\varepsilon = 2\\max_i \\alpha_i \\max_m |f_{\\theta_m}(x_i)|` from a
+    release folder: the model is rebuilt from its ``spec.toml`` and the data (checked against the
+    manifest's SHA-256), the weighted draws (kept draws only) and weights come from ``fit.nc``."""
+    from ..models.loglik import RecordFunction, stack_draws
+    from ..privacy.lipschitz import local_epsilon, reduce_abs
+
+    folder = Path(release_dir)
+    for name in ("spec.toml", "fit.nc", "manifest.json"):
+        if not (folder / name).is_file():
+            raise SpecError(
+                f"release folder {str(folder)!r} has no {name}. Fix: give the folder a "
+                "'pseudopost synthesize' run wrote."
+            )
+    manifest = json.loads((folder / "manifest.json").read_text())
+    spec = load_spec(folder / "spec.toml", out=folder)
+    if data_path is not None:
+        spec = _with_data(spec, Path(data_path).resolve())
+    elif not spec.data_path.is_file():
+        spec = _with_data(spec, Path(manifest["input"]["path"]))
+    data = validate(spec)
+    digest = sha256_file(spec.data_path)
+    if digest != manifest["input"]["sha256"]:
+        raise SpecError(
+            f"data file {str(spec.data_path)!r} has SHA-256 {digest[:12]}..., not the "
+            f"released input's {manifest['input']['sha256'][:12]}.... Fix: pass --data with the "
+            "file the release used."
+        )
+    unsupported = set(spec.mechanism_options) & {"sensitive_range", "censor_epsilon"}
+    if unsupported:
+        raise SpecError(
+            f"spec keys {sorted(unsupported)}: 'pseudopost account' re-runs the weighted "
+            "accountant only; range-restricted and censored releases are not supported yet."
+        )
+    tree = load_fit(folder / "fit.nc")
+    model = spec.build_model()
+    prepared = model.prepare(data)
+    base = model.build(prepared)
+    fn = RecordFunction(base, model.observed)
+    free = [rv.name for rv in base.free_RVs]
+    draws = stack_draws(tree["posterior"].to_dataset(), free)
+    kept = tree["privacy"]["draw_kept"].transpose("chain", "draw").to_numpy().ravel()
+    draws = {k: v[kept] for k, v in draws.items()}
+    alpha = tree["weights"]["alpha"].to_numpy()
+    red = reduce_abs(fn, draws, alpha)
+    lip = alpha * red.per_record
+    return AccountResult(local_epsilon(lip), float(tree["privacy"].attrs["epsilon"]), lip)
+
+
+def _with_data(spec: ReleaseSpec, path: Path) -> ReleaseSpec:
+    from dataclasses import replace
+
+    return replace(spec, data_path=path)
