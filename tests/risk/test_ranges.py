@@ -16,7 +16,8 @@ def test_multiplicative_and_additive():
     np.testing.assert_allclose(lo, [4, 40, -9])
     np.testing.assert_allclose(hi, [18, 180, -2])
     lo, hi = AdditiveRange(1.0, 2.5).bounds(x)
-    np.testing.assert_allclose(lo, x - 1) and np.testing.assert_allclose(hi, x + 2.5)
+    np.testing.assert_allclose(lo, x - 1)
+    np.testing.assert_allclose(hi, x + 2.5)
 
 
 def test_brackets_hold_each_value():
@@ -37,6 +38,7 @@ def test_tail_range_widens_the_top_q():
 
 def test_array_range():
     lo, hi = ArrayRange([0, 1], [2, 3]).bounds(np.array([1.0, 2.0]))
+    np.testing.assert_array_equal(lo, [0, 1])
     np.testing.assert_array_equal(hi, [2, 3])
 
 
