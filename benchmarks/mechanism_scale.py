@@ -18,7 +18,6 @@ import time
 
 import numpy as np
 import pandas as pd
-
 from _common import report
 
 DRAWS = TUNE = 1000
@@ -46,13 +45,19 @@ def run_pseudopost(n: int) -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         res = PseudoPosterior(LogNormalRegression("x", ["z"])).fit(
-            data, draws=DRAWS, tune=TUNE, chains=CHAINS, seed=1, progress=False)
+            data, draws=DRAWS, tune=TUNE, chains=CHAINS, seed=1, progress=False
+        )
         t1 = time.perf_counter()
         res.synthesize(seed=2)
     t2 = time.perf_counter()
     out = {k: round(v, 2) for k, v in res.timings.items()}
-    out.update(n=n, total_s=t2 - t0, synthesis_s=t2 - t1, epsilon=res.epsilon,
-               unweighted_epsilon=res.unweighted_epsilon)
+    out.update(
+        n=n,
+        total_s=t2 - t0,
+        synthesis_s=t2 - t1,
+        epsilon=res.epsilon,
+        unweighted_epsilon=res.unweighted_epsilon,
+    )
     return out
 
 
@@ -94,8 +99,9 @@ def child(kind: str, n: int) -> None:
 
 
 def spawn(kind: str, n: int) -> dict | None:
-    proc = subprocess.run([sys.executable, __file__, "--child", kind, str(n)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--child", kind, str(n)], capture_output=True, text=True
+    )
     for line in proc.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -113,12 +119,27 @@ def main() -> None:
         child(args.child[0], int(args.child[1]))
         return
     rows = [r for n in args.sizes if (r := spawn("pseudopost", n))]
-    table = pd.DataFrame(rows)[["n", "total_s", "compile", "unweighted_fit", "risk",
-                                "weighted_fit", "accountant", "synthesis_s", "peak_rss_mb",
-                                "epsilon", "unweighted_epsilon"]]
-    report(table, "mechanism_scale",
-           f"Pseudo posterior mechanism, log-normal regression, {CHAINS} x {DRAWS} draws "
-           f"+ {TUNE} tune (seconds)")
+    table = pd.DataFrame(rows)[
+        [
+            "n",
+            "total_s",
+            "compile",
+            "unweighted_fit",
+            "risk",
+            "weighted_fit",
+            "accountant",
+            "synthesis_s",
+            "peak_rss_mb",
+            "epsilon",
+            "unweighted_epsilon",
+        ]
+    ]
+    report(
+        table,
+        "mechanism_scale",
+        f"Pseudo posterior mechanism, log-normal regression, {CHAINS} x {DRAWS} draws "
+        f"+ {TUNE} tune (seconds)",
+    )
     if args.no_stan:
         return
     try:
@@ -129,10 +150,18 @@ def main() -> None:
     stan_row = spawn("stan", 2000)
     if stan_row:
         ours = table.loc[table.n == 2000, "total_s"].iloc[0]
-        cmp = pd.DataFrame([{"n": 2000, "pseudopost_s": ours, "stan_s": stan_row["stan_total_s"],
-                             "stan_build_s": stan_row["stan_build_s"],
-                             "speedup": stan_row["stan_total_s"] / ours,
-                             "stan_epsilon": stan_row["stan_epsilon"]}])
+        cmp = pd.DataFrame(
+            [
+                {
+                    "n": 2000,
+                    "pseudopost_s": ours,
+                    "stan_s": stan_row["stan_total_s"],
+                    "stan_build_s": stan_row["stan_build_s"],
+                    "speedup": stan_row["stan_total_s"] / ours,
+                    "stan_epsilon": stan_row["stan_epsilon"],
+                }
+            ]
+        )
         report(cmp, "mechanism_vs_stan", "End to end at n = 2000: pseudopost (nutpie) vs Stan")
 
 

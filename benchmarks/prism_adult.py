@@ -43,7 +43,7 @@ from pseudopost.releases.prism.evaluation import tstr_auc
 OUT = pathlib.Path(__file__).resolve().parent / "results"
 TARGET = "income>50K"
 EPS = [0.2, 0.5, 1.0, 2.0, 4.0]
-REPS = 3
+REPS = 5
 N_SYN = 5000
 PAPER_T3 = {
     "All Features (Unif)": 0.875,

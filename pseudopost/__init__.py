@@ -6,9 +6,19 @@ accountants and noise calibration in :mod:`pseudopost.privacy`, lighter releases
 :mod:`pseudopost.releases` and evaluation in :mod:`pseudopost.evaluate`.
 """
 
+import importlib
+
 from . import datasets, models, privacy, risk
 from .mechanism import PseudoPosterior, PseudoPosteriorResult
 from .sampling import SamplingWarning
+
+_LAZY = {"evaluate", "releases"}  # scikit-learn-heavy: imported on first use
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'pseudopost' has no attribute {name!r}")
 
 __version__ = "0.1.0"
 
@@ -17,7 +27,9 @@ __all__ = [
     "PseudoPosteriorResult",
     "SamplingWarning",
     "datasets",
+    "evaluate",
     "models",
     "privacy",
+    "releases",
     "risk",
 ]

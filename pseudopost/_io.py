@@ -23,6 +23,7 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
     tmp_path = Path(tmp)
     try:
         write(tmp_path)
+        os.chmod(tmp_path, 0o644)  # mkstemp makes 0600; outputs are meant to be read
         with open(tmp_path, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp_path, target)

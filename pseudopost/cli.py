@@ -5,7 +5,8 @@ release from a spec), ``validate SPEC.toml`` (check a spec and its data without 
 ``account RELEASE_DIR`` (re-run the accountant on a saved release) and ``ledger PATH`` (the
 budget spent per dataset). Exit status: 0 success, 2 bad spec or data (one line naming the key
 and the fix; nothing is created), 3 budget refused (nothing is created, ledger unchanged),
-4 ``account`` disagrees with the saved epsilon.
+4 the release failed after fitting (e.g. non-finite synthetic values; nothing is created, ledger
+unchanged), 5 ``account`` disagrees with the saved epsilon.
 """
 
 from __future__ import annotations
@@ -71,10 +72,11 @@ def _fail(message: str, status: int) -> int:
 
 
 def _guarded(run):
-    """Turn spec and budget errors into one line on stderr and exit status 2 or 3."""
+    """Turn spec, budget and release errors into one line on stderr and exit status 2, 3, 4."""
 
     def wrapper(args: argparse.Namespace) -> int:
         from .release.ledger import BudgetError
+        from .release.run import ReleaseError
         from .release.spec import SpecError
 
         try:
@@ -83,6 +85,8 @@ def _guarded(run):
             return _fail(str(exc), 2)
         except BudgetError as exc:
             return _fail(str(exc), 3)
+        except ReleaseError as exc:
+            return _fail(str(exc), 4)
 
     return wrapper
 
@@ -119,7 +123,7 @@ def _account(args: argparse.Namespace) -> int:
     print(f"epsilon (saved)      = {res.saved_epsilon:.6g}")
     print(f"max Lipschitz bound  = {res.lipschitz.max():.6g} over {res.lipschitz.size} records")
     if not res.agrees:
-        return _fail("the recomputed epsilon differs from the saved one.", 4)
+        return _fail("the recomputed epsilon differs from the saved one.", 5)
     print("agrees with privacy.json")
     return 0
 

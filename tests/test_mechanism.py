@@ -266,3 +266,20 @@ def test_bad_model_specs():
         NormalRegression("sigma")
     with pytest.raises(TypeError, match=r"SynthModel or a pymc\.Model"):
         PseudoPosterior("x")
+
+
+def test_pymc_sampler_fallback_gives_the_same_posterior(rng):
+    """sampler="pymc" fits the same pseudo posterior as nutpie (conjugate closed form)."""
+    y = rng.normal(2.0, 1.0, 40)
+    alpha = rng.uniform(0.2, 1.0, 40)
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", mu, 1.0, observed=y)
+    res = _quiet_fit(PseudoPosterior(m, sampler="pymc"), draws=500, tune=300, weights=alpha, seed=1)
+    assert res._fitted.sampler.kind == "pymc"
+    prec = 1 / 100 + alpha.sum()
+    draws = res.posterior["mu"].to_numpy().ravel()
+    assert abs(draws.mean() - (alpha * y).sum() / prec) < 4 * float(
+        az.mcse(res.posterior["mu"]).item()
+    )
+    assert res.epsilon < res.unweighted_epsilon or np.all(alpha == 1)

@@ -1,4 +1,5 @@
-"""Evaluation of synthetic data: membership inference by outlier decile, TSTR, scorer quality.
+"""Evaluation of synthetic data: utility (ECDF, pMSE, estimates, CI overlap), membership inference
+by outlier decile, attacks on releases, TSTR, scorer quality.
 
 Mechanism-agnostic: every function takes real train/test (and optionally reference) frames and a
 synthetic frame.
@@ -14,19 +15,51 @@ from .membership import (
     run_attacks,
 )
 from .outliers import decile_labels, knn_outlier_scores
+from .plots import plot_violins
+from .release_attacks import (
+    LinkageResult,
+    ReleaseMembershipResult,
+    dp_accuracy_bound,
+    histogram_features,
+    linkage_attack,
+    release_membership_inference,
+)
 from .scorer_quality import recall_at_top, scorer_spearman
 from .tstr import tstr_auroc
+from .utility import (
+    PMSEResult,
+    ci_overlap,
+    ecdf_utility,
+    estimate_summary,
+    interval_overlap,
+    pmse,
+    pmse_result,
+)
 
 __all__ = [
+    "LinkageResult",
     "MembershipResult",
+    "PMSEResult",
+    "ReleaseMembershipResult",
     "advantage",
+    "ci_overlap",
     "decile_advantages",
     "decile_labels",
     "distance_attack_scores",
     "domias_attack_scores",
+    "dp_accuracy_bound",
+    "ecdf_utility",
+    "estimate_summary",
+    "histogram_features",
+    "interval_overlap",
     "knn_outlier_scores",
+    "linkage_attack",
     "membership_inference",
+    "plot_violins",
+    "pmse",
+    "pmse_result",
     "recall_at_top",
+    "release_membership_inference",
     "run_attacks",
     "scorer_spearman",
     "tstr_auroc",

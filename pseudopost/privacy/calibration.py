@@ -64,6 +64,8 @@ def systematic_resample(log_weights: np.ndarray, u: float) -> np.ndarray:
 
 
 def _psis(log_ratio: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, float]:
+    if np.ptp(log_ratio) < 1e-12:  # constant ratio: the target is the current posterior
+        return np.full(log_ratio.size, -np.log(log_ratio.size)), 0.0
     da = xr.DataArray(np.asarray(log_ratio).reshape(shape), dims=("chain", "draw"))
     lw, khat = (-da).azstats.psislw(dim=["chain", "draw"])  # psislw negates its input
     return lw.to_numpy().ravel(), float(khat)
@@ -77,7 +79,7 @@ def psis_scale_search(
     shape: tuple[int, int],
     u: float,
 ) -> tuple[float, float]:
-    """Scale s in (0, 1] whose PSIS surrogate epsilon meets ``target``, and the worst k-hat.
+    """Scale s in (0, 1] whose PSIS surrogate epsilon meets ``target``, and its Pareto k-hat.
 
     ``total[m] = sum_i d_i f_m(x_i)`` and ``per_draw[m] = max_i c_i |g_m(x_i)|`` at the current
     scale ``s0`` (so at scale s the coefficient is ``(s / s0) c``)."""
@@ -95,13 +97,11 @@ def psis_scale_search(
     if eps_top <= target:
         return 1.0, k_top
     lo, hi = np.log(1e-4), 0.0
-    worst = k_top
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        eps, k = surrogate(float(np.exp(mid)))
-        worst = max(worst, k)
-        if eps > target:
+        if surrogate(float(np.exp(mid)))[0] > target:
             hi = mid
         else:
             lo = mid
-    return float(np.exp(0.5 * (lo + hi))), worst
+    s = float(np.exp(0.5 * (lo + hi)))
+    return s, surrogate(s)[1]  # k-hat of the importance weights at the chosen scale

@@ -71,7 +71,9 @@ def plot_contraction(table: pd.DataFrame, ax=None):
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
     sizes = sorted(table["n"].unique())
-    ax.violinplot([table.loc[table.n == n, "lipschitz"].to_numpy() for n in sizes], showmaxima=True)
+    ax.violinplot(
+        [table.loc[table.n == n, "lipschitz"].to_numpy() for n in sizes], showextrema=True
+    )
     ax.set_xticks(range(1, len(sizes) + 1), [str(n) for n in sizes])
     ax.set_xlabel("n")
     ax.set_ylabel("by-record Lipschitz bound")

@@ -6,13 +6,14 @@ The ``pseudopost synthesize / validate / account / ledger`` commands are thin wr
 
 from .disclosure import attribute_risk, identification_risk
 from .ledger import BudgetError, Ledger
-from .run import AccountResult, ReleaseOutcome, account_release, run_release
+from .run import AccountResult, ReleaseError, ReleaseOutcome, account_release, run_release
 from .spec import ReleaseSpec, SpecError, load_spec, validate
 
 __all__ = [
     "AccountResult",
     "BudgetError",
     "Ledger",
+    "ReleaseError",
     "ReleaseOutcome",
     "ReleaseSpec",
     "SpecError",

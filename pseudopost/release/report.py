@@ -5,13 +5,9 @@ base64 PNG. It shows the privacy figures and budget, the by-record Lipschitz bou
 (violins), real vs synthetic marginals, the utility measures, the disclosure measures and the
 sampler diagnostics.
 
-Utility: the ECDF measures of Woo et al. (2009), over the merged real and synthetic records
-:math:`z_k` of the model's columns, with the multivariate ECDFs :math:`F(z) = \frac1N
-\#\{x : x \le z\}` (componentwise):
-
-.. math::
-    U_m = \max_k |F_{orig}(z_k) - F_{syn}(z_k)|, \qquad
-    U_a = \frac{1}{N_{merged}}\sum_k (F_{orig}(z_k) - F_{syn}(z_k))^2 .
+Utility measures come from :mod:`pseudopost.evaluate.utility`: the ECDF measures
+:math:`U_m`, :math:`U_a` per column, the pMSE of a propensity model, and the confidence-interval
+overlap of the model's regression coefficients.
 """
 
 from __future__ import annotations
@@ -25,23 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["build_report", "ecdf_utility"]
-
-
-def ecdf_utility(real: pd.DataFrame, synthetic: pd.DataFrame, columns: Sequence[str]) -> dict:
-    """ECDF utility :math:`U_m` and :math:`U_a` (module docstring) over ``columns``."""
-    cols = list(columns)
-    a = real[cols].to_numpy(dtype=float)
-    b = synthetic[cols].to_numpy(dtype=float)
-    z = np.vstack([a, b])
-    diff = np.empty(len(z))
-    step = max(1, 2_000_000 // max(1, (len(a) + len(b)) * len(cols)))
-    for s in range(0, len(z), step):
-        zz = z[s : s + step, None, :]
-        fa = np.all(a[None, :, :] <= zz, axis=2).mean(axis=1)
-        fb = np.all(b[None, :, :] <= zz, axis=2).mean(axis=1)
-        diff[s : s + step] = fa - fb
-    return {"U_m": float(np.abs(diff).max()), "U_a": float(np.mean(diff**2))}
+__all__ = ["build_report"]
 
 
 def _png(fig) -> str:
@@ -133,6 +113,7 @@ def build_report(
     synthetic: Sequence[pd.DataFrame],
     columns: Sequence[str],
     utility: pd.DataFrame,
+    overlap: pd.DataFrame,
     disclosure: pd.DataFrame,
     diagnostics: Mapping[str, pd.DataFrame],
     divergences: Mapping[str, int],
@@ -153,6 +134,8 @@ def build_report(
                 if privacy["delta"] is not None
                 else "none (pure epsilon)",
                 "guarantee": privacy["guarantee_type"],
+                "accountant": privacy.get("decomposition", "weighted"),
+                "sensitive range": privacy.get("sensitive_range") or "none declared",
                 "neighbouring relation": privacy["neighbouring_relation"],
                 "unweighted epsilon (no weighting)": f"{privacy['unweighted_epsilon']:.4g}",
                 "budget total / cap per dataset": (
@@ -179,9 +162,13 @@ def build_report(
         "<h2>Real vs synthetic marginals</h2>",
         _marginals(real, synthetic, columns),
         "<h2>Utility</h2>",
-        "<p class='note'>ECDF measures U_m (max) and U_a (mean squared) of the difference of "
-        "real and synthetic empirical CDFs over the model's columns: 0 is perfect.</p>",
+        "<p class='note'>Per synthetic dataset and column: ECDF measures U_m (max) and U_a "
+        "(mean squared) of the difference of real and synthetic empirical CDFs (0 is perfect), "
+        "and the pMSE of a propensity model telling real from synthetic (smaller is better).</p>",
         _table(utility),
+        "<p class='note'>Confidence-interval overlap of the regression coefficients (1 = same "
+        "interval as on the real data, below 0 = disjoint).</p>",
+        _table(overlap),
         "<h2>Disclosure risk</h2>",
         "<p class='note'>Identification: an intruder who knows a record's key columns and "
         "value matches synthetic records within the radius; expected match risk is a count over "

@@ -42,7 +42,20 @@ import xarray as xr
 from .ledger import BudgetError, Ledger
 from .spec import ReleaseSpec, SpecError, load_spec, validate
 
-__all__ = ["AccountResult", "ReleaseOutcome", "account_release", "run_release", "sha256_file"]
+__all__ = [
+    "AccountResult",
+    "ReleaseError",
+    "ReleaseOutcome",
+    "account_release",
+    "run_release",
+    "sha256_file",
+]
+
+
+class ReleaseError(RuntimeError):
+    """The release cannot be published after the fit (e.g. non-finite synthetic values);
+    nothing was written and the ledger is unchanged."""
+
 
 _VERSIONS = (
     "pseudopost",
@@ -167,20 +180,65 @@ def _jsonable(v: Any) -> Any:
     return v
 
 
+def charged_epsilon(result) -> float:
+    """The epsilon one synthetic dataset is charged: the global epsilon when the release has
+    one (censoring), else the local epsilon_x."""
+    g = result.global_epsilon
+    return result.epsilon if g is None else float(g)
+
+
+def _parsed(attrs: dict[str, Any], key: str) -> Any:
+    value = attrs.get(key)
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def privacy_record(spec: ReleaseSpec, result) -> dict[str, Any]:
     """The content of ``privacy.json``."""
     attrs = {k: _jsonable(v) for k, v in result.datatree["privacy"].attrs.items()}
-    eps = result.epsilon
-    censored = "censor_epsilon" in spec.mechanism_options
+    eps = charged_epsilon(result)
+    global_eps = result.global_epsilon
     guarantee_type = (
-        "global (non-asymptotic) epsilon-DP through a censored likelihood"
-        if censored or "global" in str(attrs.get("guarantee", "")).lower()
+        "global (non-asymptotic) epsilon-DP by censoring, given the weights"
+        if global_eps is not None
         else "local asymptotic (epsilon_x of this database; not a worst-case guarantee)"
     )
+    stages = [
+        {
+            "stage": "unweighted fit, risk and weights",
+            "epsilon": 0.0,
+            "note": "uses the data; covered only through the accountant of the weighted fit "
+            "(the papers' convention), not by a separate budget",
+        }
+    ]
+    decomposition = attrs.get("decomposition", "weighted")
+    if decomposition == "averaged":
+        stages.append(
+            {
+                "stage": "range-averaged inclusion probabilities lambda_i",
+                "epsilon": 0.0,
+                "note": "posterior-predictive averages over data sets (a relaxation, paper "
+                "section 2); covered by the range-averaged accountant",
+            }
+        )
+    if "calibration" in attrs:
+        stages.append(
+            {
+                "stage": "calibration of the weight scale to target_epsilon",
+                "epsilon": 0.0,
+                "note": "importance reweighting and refits; the final fit is accounted",
+            }
+        )
+    stages += [
+        {"stage": "weighted pseudo posterior, per synthetic dataset", "epsilon": eps},
+        {"stage": f"release of m = {spec.m} datasets", "epsilon": spec.m * eps},
+    ]
     return {
         "mechanism": spec.mechanism,
         "description": attrs.get("mechanism"),
+        "decomposition": decomposition,
         "epsilon_per_dataset": eps,
+        "local_epsilon": result.epsilon,
+        "global_epsilon": global_eps,
         "m": spec.m,
         "epsilon_total": spec.m * eps,
         "composition": "basic: m synthetic datasets from m posterior draws cost m x epsilon",
@@ -191,16 +249,9 @@ def privacy_record(spec: ReleaseSpec, result) -> dict[str, Any]:
         "neighbouring_relation": str(attrs.get("neighbouring_relation", "")),
         "unweighted_epsilon": result.unweighted_epsilon,
         "units": str(attrs.get("units", "")),
-        "stages": [
-            {
-                "stage": "unweighted fit, risk and weights",
-                "epsilon": 0.0,
-                "note": "uses the data; covered only through the local accountant of the "
-                "weighted fit (the papers' convention), not by a separate budget",
-            },
-            {"stage": "weighted pseudo posterior, per synthetic dataset", "epsilon": eps},
-            {"stage": f"release of m = {spec.m} datasets", "epsilon": spec.m * eps},
-        ],
+        "sensitive_range": _parsed(attrs, "sensitive_range"),
+        "calibration": _parsed(attrs, "calibration"),
+        "stages": stages,
         "lipschitz": {
             "max": float(result.lipschitz.max()),
             "median": float(result.lipschitz.median()),
@@ -223,12 +274,31 @@ def privacy_record(spec: ReleaseSpec, result) -> dict[str, Any]:
 
 
 def _measures(spec: ReleaseSpec, data: pd.DataFrame, synthetic: list[pd.DataFrame]):
+    """Utility (ECDF, pMSE, CI overlap) and disclosure tables, one block per dataset."""
+    from ..evaluate.utility import ci_overlap, ecdf_utility, pmse
     from .disclosure import attribute_risk, identification_risk
-    from .report import ecdf_utility
 
-    util, disc = [], []
+    util, overlap, disc = [], [], []
     for j, s in enumerate(synthetic, start=1):
-        util.append({"dataset": j, **ecdf_utility(data, s, spec.columns)})
+        ecdf = ecdf_utility(data, s, spec.columns).reset_index()
+        ecdf.insert(0, "dataset", j)
+        ecdf["pMSE"] = pmse(data, s, spec.columns, seed=spec.seed)
+        util.append(ecdf)
+        try:
+            ci = ci_overlap(
+                data,
+                s,
+                spec.outcome,
+                list(spec.predictors),
+                log_outcome=spec.family == "lognormal",
+            ).reset_index()
+            overlap.append(ci[["coefficient", "overlap"]].assign(dataset=j, note=""))
+        except ValueError as exc:  # e.g. a synthetic 0 under a log outcome: say so in the report
+            overlap.append(
+                pd.DataFrame(
+                    {"coefficient": ["-"], "overlap": [np.nan], "dataset": [j], "note": [str(exc)]}
+                )
+            )
         ir = identification_risk(
             data, s, spec.disclosure_keys, spec.outcome, spec.disclosure_radius
         )
@@ -245,7 +315,8 @@ def _measures(spec: ReleaseSpec, data: pd.DataFrame, synthetic: list[pd.DataFram
                 "attribute_baseline": ar["baseline"],
             }
         )
-    return pd.DataFrame(util), pd.DataFrame(disc)
+    overlap = pd.concat(overlap, ignore_index=True)[["dataset", "coefficient", "overlap", "note"]]
+    return pd.concat(util, ignore_index=True), overlap, pd.DataFrame(disc)
 
 
 def prepare_release(spec_path, out=None) -> tuple[ReleaseSpec, pd.DataFrame, str]:
@@ -289,7 +360,7 @@ def run_release(
         _say(f"warning: {p}")
     timings["fit_total"] = time.perf_counter() - t0
     timings.update({f"fit_{k}": v for k, v in result.timings.items()})
-    eps = result.epsilon
+    eps = charged_epsilon(result)
     if eps > spec.max_epsilon:
         raise BudgetError(
             f"budget refused: the fit's epsilon {eps:.6g} exceeds budget.max_epsilon = "
@@ -301,14 +372,23 @@ def run_release(
     synthetic = result.synthesize(spec.m, seed=np.random.default_rng(synth_seed))
     synthetic = [synthetic] if isinstance(synthetic, pd.DataFrame) else synthetic
     timings["synthesize"] = time.perf_counter() - t0
+    _check_finite(synthetic)
     t0 = time.perf_counter()
-    utility, disclosure = _measures(spec, data, synthetic)
+    utility, overlap, disclosure = _measures(spec, data, synthetic)
     timings["measures"] = time.perf_counter() - t0
 
     stage = _staging_dir(spec.out)
     try:
         files = _write_outputs(
-            stage, spec, data, digest, result, synthetic, utility, disclosure, problems, timings
+            stage,
+            spec,
+            data,
+            digest,
+            result,
+            synthetic,
+            (utility, overlap, disclosure),
+            problems,
+            timings,
         )
         entry = {
             "out": str(spec.out),
@@ -342,8 +422,22 @@ def run_release(
     return ReleaseOutcome(spec.out, eps, spec.m * eps, files)
 
 
+def _check_finite(synthetic: list[pd.DataFrame]) -> None:
+    for j, frame in enumerate(synthetic, start=1):
+        values = frame.select_dtypes("number")
+        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        if bad.any():
+            col = values.columns[int(np.flatnonzero(bad.any(axis=0))[0])]
+            raise ReleaseError(
+                f"synthetic dataset {j} has {int(bad.sum())} non-finite value(s) (column "
+                f"{col!r}): the posterior reached extreme parameter values. Nothing was written "
+                "and the ledger is unchanged. Fix: check the sampler diagnostics; use more "
+                "draws/tune, a tighter model.prior_scale, or a larger censor_epsilon."
+            )
+
+
 def _write_outputs(
-    stage, spec, data, digest, result, synthetic, utility, disclosure, problems, timings
+    stage, spec, data, digest, result, synthetic, measures, problems, timings
 ) -> list[str]:
     from .report import build_report
 
@@ -353,7 +447,11 @@ def _write_outputs(
         frame.to_csv(stage / name, index=False)
         names.append(name)
     privacy = privacy_record(spec, result)
-    privacy["utility"] = utility.to_dict(orient="records")
+    utility, overlap, disclosure = measures
+    privacy["utility"] = {
+        "ecdf_and_pmse": utility.to_dict(orient="records"),
+        "ci_overlap": overlap.to_dict(orient="records"),
+    }
     privacy["disclosure"] = disclosure.to_dict(orient="records")
     (stage / "privacy.json").write_text(json.dumps(privacy, indent=2, sort_keys=True))
     names.append("privacy.json")
@@ -374,6 +472,7 @@ def _write_outputs(
             synthetic=synthetic,
             columns=spec.columns,
             utility=utility,
+            overlap=overlap,
             disclosure=disclosure,
             diagnostics={k: d.table for k, d in result.diagnostics.items()},
             divergences={k: d.divergences for k, d in result.diagnostics.items()},
@@ -420,9 +519,12 @@ class AccountResult:
 
 
 def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountResult:
-    """Recompute :math:`\\varepsilon = 2\\max_i \\alpha_i \\max_m |f_{\\theta_m}(x_i)|` from a
-    release folder: the model is rebuilt from its ``spec.toml`` and the data (checked against the
-    manifest's SHA-256), the weighted draws (kept draws only) and weights come from ``fit.nc``."""
+    """Recompute the local epsilon from a release folder: :math:`\\varepsilon = 2\\max_i c_i
+    \\max_m |g_{\\theta_m}(x_i)|` (:math:`c = \\alpha`, :math:`g = f` for the plain mechanism;
+    the range-truncated, range-averaged and censored splits of
+    :mod:`pseudopost.privacy.decomposition` otherwise). The model is rebuilt from its
+    ``spec.toml`` and the data (checked against the manifest's SHA-256); the weighted draws (kept
+    draws only), weights, ranges and lambda come from ``fit.nc``."""
     from ..models.loglik import RecordFunction, stack_draws
     from ..privacy.lipschitz import local_epsilon, reduce_abs
 
@@ -447,25 +549,37 @@ def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountRe
             f"released input's {manifest['input']['sha256'][:12]}.... Fix: pass --data with the "
             "file the release used."
         )
-    unsupported = set(spec.mechanism_options) & {"sensitive_range", "censor_epsilon"}
-    if unsupported:
-        raise SpecError(
-            f"spec keys {sorted(unsupported)}: 'pseudopost account' re-runs the weighted "
-            "accountant only; range-restricted and censored releases are not supported yet."
-        )
     tree = load_fit(folder / "fit.nc")
     model = spec.build_model()
     prepared = model.prepare(data)
     base = model.build(prepared)
-    fn = RecordFunction(base, model.observed)
+    decomp = _decomposition(tree)
+    alpha = tree["weights"]["alpha"].to_numpy()
+    sens = decomp.sensitive_function(model, base, RecordFunction(base, model.observed))
     free = [rv.name for rv in base.free_RVs]
     draws = stack_draws(tree["posterior"].to_dataset(), free)
     kept = tree["privacy"]["draw_kept"].transpose("chain", "draw").to_numpy().ravel()
     draws = {k: v[kept] for k, v in draws.items()}
-    alpha = tree["weights"]["alpha"].to_numpy()
-    red = reduce_abs(fn, draws, alpha)
-    lip = alpha * red.per_record
+    coef = decomp.coefficient(alpha)
+    red = reduce_abs(sens, draws, coef, **decomp.extras(alpha))
+    lip = coef * red.per_record
     return AccountResult(local_epsilon(lip), float(tree["privacy"].attrs["epsilon"]), lip)
+
+
+def _decomposition(tree: xr.DataTree):
+    """The accountant's public/sensitive split, rebuilt from the saved fit."""
+    from ..privacy.decomposition import Censored, RangeAveraged, RangeTruncated, Unrestricted
+
+    attrs = tree["privacy"].attrs
+    name = attrs.get("decomposition", "weighted")
+    if name == "truncated":
+        priv = tree["privacy"]
+        return RangeTruncated(priv["range_lower"].to_numpy(), priv["range_upper"].to_numpy())
+    if name == "averaged":
+        return RangeAveraged(tree["weights"]["lambda"].to_numpy())
+    if name == "censored":
+        return Censored(float(attrs["global_epsilon"]) / 2.0)
+    return Unrestricted()
 
 
 def _with_data(spec: ReleaseSpec, path: Path) -> ReleaseSpec:

@@ -34,9 +34,12 @@ fix, and is raised before any output folder or ledger entry is created. Example
     max_epsilon = 60.0                # most this release may spend per synthetic dataset
 
 Only the ``pseudo_posterior`` mechanism is supported. Its range-restriction, calibration and
-censoring options (``sensitive_range``, ``range_method``, ``target_epsilon``,
-``censor_epsilon``) are passed to :class:`~pseudopost.PseudoPosterior` when the installed
-version accepts them; otherwise the spec is refused with a message saying so.
+censoring options are passed to :class:`~pseudopost.PseudoPosterior`:
+``sensitive_range = [a, b]`` (a :class:`~pseudopost.risk.MultiplicativeRange`, the range
+:math:`[a x_i, b x_i]` around each outcome value), ``range_method = "truncated" | "averaged"``,
+``target_epsilon`` (calibrate the weights to this local epsilon) and ``censor_epsilon`` (global
+DP by censoring; not combinable with the other two). A key the installed PseudoPosterior does
+not accept is refused with a message saying so.
 """
 
 from __future__ import annotations
@@ -119,7 +122,7 @@ _EXPECTED = {
     "bool": "true or false",
     "posint": "an integer >= 1",
     "nonnegint": "an integer >= 0",
-    "range": "a list [a, b] of two numbers with 0 <= a < 1 < b (range [a*x, b*x] per record)",
+    "range": "a list [a, b] of two numbers with 0 <= a <= 1 <= b, a < b (range [a*x, b*x])",
 }
 
 
@@ -174,7 +177,12 @@ class ReleaseSpec:
         """The :class:`~pseudopost.PseudoPosterior` described by ``[mechanism]``."""
         from ..mechanism import PseudoPosterior
 
-        return PseudoPosterior(self.build_model(), sampler=self.sampler, **self.mechanism_options)
+        options = dict(self.mechanism_options)
+        if "sensitive_range" in options:
+            from ..risk.ranges import MultiplicativeRange
+
+            options["sensitive_range"] = MultiplicativeRange(*options["sensitive_range"])
+        return PseudoPosterior(self.build_model(), sampler=self.sampler, **options)
 
 
 def _fail(key: str, value: Any, expected: str, fix: str = "") -> SpecError:
@@ -207,7 +215,8 @@ def _check_kind(key: str, value: Any, kind: str) -> Any:
             isinstance(value, list)
             and len(value) == 2
             and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-            and 0 <= value[0] < 1 < value[1]
+            and 0 <= value[0] <= 1 <= value[1]
+            and value[0] < value[1]
             and math.isfinite(value[1])
         )
         if ok:
@@ -306,7 +315,16 @@ def _mechanism_options(mech: dict[str, Any]) -> dict[str, Any]:
                     "a key this installed PseudoPosterior accepts",
                     f"remove '{key}' or upgrade pseudopost.",
                 )
-            options[key] = list(mech[key]) if key == "sensitive_range" else mech[key]
+            options[key] = mech[key]
+    if "range_method" in options:
+        _choice("mechanism.range_method", options["range_method"], ("truncated", "averaged"))
+    if "censor_epsilon" in options and (
+        "sensitive_range" in options or "target_epsilon" in options
+    ):
+        raise SpecError(
+            "spec key 'mechanism.censor_epsilon' sets a global epsilon directly and cannot be "
+            "combined with 'sensitive_range' or 'target_epsilon'. Fix: keep one of them."
+        )
     if "range_method" in mech and "sensitive_range" not in mech:
         raise SpecError(
             "spec key 'mechanism.range_method' needs 'mechanism.sensitive_range'. "

@@ -95,11 +95,9 @@ class Proposal(Protocol):
 
     def sample(self, seed_record: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """One candidate :math:`y \\sim p_s` for the seed record ``seed_record``."""
-        ...
 
     def probability(self, seeds: np.ndarray, y: np.ndarray) -> np.ndarray:
         """:math:`p_s(y)` for every row ``s`` of ``seeds`` (shape ``(n, d)``)."""
-        ...
 
 
 @dataclass(frozen=True)

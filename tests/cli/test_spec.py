@@ -176,6 +176,18 @@ CASES = [
         None,
         "spec key 'mechanism.sensitive_range'",
     ),
+    (
+        "range-method",
+        {"mechanism": {"sensitive_range": [0.5, 2.0], "range_method": "x"}},
+        None,
+        "spec key 'mechanism.range_method'",
+    ),
+    (
+        "censor-and-target",
+        {"mechanism": {"censor_epsilon": 4.0, "target_epsilon": 3.0}},
+        None,
+        "cannot be combined",
+    ),
     ("range-method-alone", {"mechanism": {"range_method": "truncated"}}, None, "range_method"),
     (
         "predictors-not-list",

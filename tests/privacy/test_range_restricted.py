@@ -218,3 +218,19 @@ def test_record_function_for_range_is_reused_by_truncated_accountant():
     got = fn(draws, lo=0.5 * df.x.to_numpy(), hi=2 * df.x.to_numpy())
     want = np.log(stats.lognorm(1).cdf(2 * df.x) - stats.lognorm(1).cdf(0.5 * df.x))
     np.testing.assert_allclose(got[0], want, rtol=1e-7)  # PyMC log-CDF: erf-based, ~1e-8
+
+
+def test_violin_and_contraction_plots_render(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pseudopost.evaluate import plot_violins
+    from pseudopost.privacy import plot_contraction
+
+    ax = plot_violins({"a": np.arange(5.0), "b": np.arange(3.0) * 2}, ylabel="L")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b"]
+    table = pd.DataFrame({"n": [10] * 3 + [20] * 3, "lipschitz": np.arange(6.0)})
+    ax2 = plot_contraction(table)
+    assert [t.get_text() for t in ax2.get_xticklabels()] == ["10", "20"]
+    ax2.figure.savefig(tmp_path / "c.png")
+    assert (tmp_path / "c.png").stat().st_size > 1000

@@ -12,7 +12,9 @@ charges are in :mod:`.budget`):
    predictive: greedy top-k exponential mechanism on :math:`I(X_j; Y)`, pool ``sel``,
    pure :math:`\varepsilon_{sel}` (:mod:`.selection`).
 2. Noisy :math:`I(X_j; Y)` (for MI task weights) and :math:`I(X_j; X_{j'} \mid Y)` (for the
-   3-way marginals), one Laplace vector release, pool ``mi``, pure :math:`\varepsilon_{mi}`.
+   3-way marginals), one Laplace vector release, pool ``mi``, pure :math:`\varepsilon_{mi}`;
+   its :math:`\ell_1` sensitivity is the sum of the coordinates' bounds
+   (:math:`\Delta_I(n)` per MI, :math:`2\Delta_I(n)` per CMI, :mod:`.selection`).
 3. Background spanning tree (PGM backend), exponential mechanism on :math:`I(X_i; X_j)`,
    a third of pool ``bg``, pure.
 4. Measurement (section 5.5): every workload marginal as a probability vector with Gaussian
@@ -22,6 +24,13 @@ charges are in :mod:`.budget`):
 
 End to end (Theorem 6.1): :math:`(\sum \varepsilon, \sum \delta)`-DP by basic composition;
 the release also reports the zCDP sum and its conversion (``release_.report()``).
+
+Deviations from the paper, each argued where it lives: the selection score is mutual
+information with PrivBayes' bound, not the clipped chi-square (whose sensitivity is not
+:math:`O(1/n)`, :mod:`.selection`); 1-way background marginals only for columns no task marginal
+covers (:mod:`.workload`); 3-way marginals are skipped when the junction tree would exceed
+``max_model_cells``; data-derived task weights are floored at 0.1 of their average; the
+Gaussian mechanism is calibrated analytically by default; DP bins are an optional extension.
 """
 
 from __future__ import annotations
@@ -67,6 +76,7 @@ from .workload import (
     Workload,
     background_queries,
     candidate_pairs,
+    noisy_weights,
     task_queries,
     triple_queries,
 )
@@ -422,14 +432,15 @@ class PRISM:
                 )
             weights = dict(self.task_weights)
         elif self.task_weights == "mi":
-            weights = {f: max(scores[f], 1e-6) for f in s}
+            weights = dict(zip(s, noisy_weights([scores[f] for f in s]), strict=True))
         else:
             weights = None
         task = task_queries(
             s, target, sizes, weights=weights, joint_cells=self.joint_cells if pgm else 0
         )
-        # naive Bayes (appendix C.2) needs 1-way marginals only for Y and the columns outside S
-        ones = encoding.names if pgm else [c for c in encoding.names if c not in s]
+        # 1-way marginals for the columns outside S (and Y for naive Bayes, appendix C.2); for
+        # X_j in S and Y the measured (X_j, Y) marginals already carry the 1-way margins
+        ones = [c for c in encoding.names if c not in s and (c != target or not pgm)]
         bg = background_queries(ones, tree if pgm else ())
         cmi = {k: v for k, v in scores.items() if isinstance(k, tuple)}
         triples = []

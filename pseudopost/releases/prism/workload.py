@@ -10,9 +10,11 @@ Task workload (pool ``task``), preserving :math:`P_{S,Y}`:
   ``max_model_cells`` (post-processing of the noisy CMI, so free);
 * the full joint :math:`(X_S, Y)` when it has at most ``joint_cells`` cells, weight :math:`|S|`.
 
-Background workload (pool ``bg``), weight 1: every 1-way marginal and the 2-way marginals
+Background workload (pool ``bg``), weight 1: the 1-way marginals and the 2-way marginals
 :math:`(X_i, X_j)` on the edges of a DP spanning tree over the features (MST-style,
-:func:`.selection.exponential_spanning_tree`).
+:func:`.selection.exponential_spanning_tree`). Deviation: 1-way marginals are measured only for
+the columns whose 1-way margin no task marginal already contains (the columns outside S; Y too
+for the naive Bayes backend, as in appendix C.2), which saves budget and model-fitting time.
 
 Only cliques, weights and pools live here; nothing is measured.
 """
@@ -26,14 +28,19 @@ from itertools import combinations
 import numpy as np
 
 __all__ = [
+    "MIN_WEIGHT",
     "Query",
     "Workload",
     "background_queries",
     "candidate_pairs",
     "junction_tree_cells",
+    "noisy_weights",
     "task_queries",
     "triple_queries",
 ]
+
+
+MIN_WEIGHT = 0.1  # floor on data-derived task weights, relative to their average
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,20 @@ class Workload:
 def _normalise(w: Sequence[float]) -> list[float]:
     arr = np.asarray(w, dtype=float)
     return (arr / arr.mean()).tolist()
+
+
+def noisy_weights(values: Sequence[float], floor: float = MIN_WEIGHT) -> list[float]:
+    r"""Task weights from noisy (C)MI: clipped at 0, normalised to average 1, floored.
+
+    A weight near 0 would give its marginal almost no budget, and a marginal measured with noise
+    far above its signal injects spurious structure (the naive Bayes backend uses it as is), so
+    weights are floored at ``floor`` times the average before renormalising. All
+    post-processing of the released noisy values.
+    """
+    arr = np.clip(np.asarray(values, dtype=float), 0.0, None)
+    if arr.sum() <= 0:
+        return [1.0] * arr.size
+    return _normalise(np.maximum(arr / arr.mean(), floor))
 
 
 def task_queries(
@@ -108,8 +129,8 @@ def triple_queries(
 ) -> list[Query]:
     r"""Up to ``m3`` 3-way queries :math:`(X_j, X_{j'}, Y)` in decreasing noisy CMI.
 
-    Weights: the noisy CMI, floored at a small positive value, normalised to average 1 over the
-    chosen triples (section 5.4).
+    Weights: the noisy CMI normalised to average 1 over the chosen triples (section 5.4), with
+    the floor of :func:`noisy_weights`.
     """
     chosen: list[tuple[str, str]] = []
     cliques = [tuple(c) for c in base_cliques]
@@ -123,10 +144,8 @@ def triple_queries(
         cliques = trial
     if not chosen:
         return []
-    raw = [max(noisy_cmi[p], 1e-6) for p in chosen]
-    return [
-        Query((*p, target), "task", w, "3way") for p, w in zip(chosen, _normalise(raw), strict=True)
-    ]
+    weights = noisy_weights([noisy_cmi[p] for p in chosen])
+    return [Query((*p, target), "task", w, "3way") for p, w in zip(chosen, weights, strict=True)]
 
 
 def background_queries(columns: Sequence[str], tree: Sequence[tuple[str, str]] = ()) -> list[Query]:

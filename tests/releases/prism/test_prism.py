@@ -179,3 +179,12 @@ def test_classic_calibration_matches_paper_formula(small_frame):
     for m in p.privacy_report()["measurements"]:
         expected = np.sqrt(2) / 600 * np.sqrt(2 * np.log(1.25 / m["delta"])) / m["epsilon"]
         assert m["sigma"] == pytest.approx(expected)
+
+
+def test_noisy_weights_floor_and_normalisation():
+    from pseudopost.releases.prism.workload import noisy_weights
+
+    w = noisy_weights([0.2, -0.1, 0.05, 0.0])
+    assert np.mean(w) == pytest.approx(1.0)
+    assert min(w) / max(w) == pytest.approx(0.1 / (0.2 / 0.0625))
+    assert noisy_weights([-1.0, -2.0]) == [1.0, 1.0]

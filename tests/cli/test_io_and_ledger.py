@@ -1,0 +1,94 @@
+"""Atomic writes, the ledger's rules, and the post-fit refusal of non-finite synthetic data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pseudopost._io import atomic_write, write_json
+from pseudopost.cli import main
+from pseudopost.release import BudgetError, Ledger, ReleaseError
+from pseudopost.release.run import _check_finite
+
+SHA = "ab" * 32
+
+
+def test_atomic_write_leaves_nothing_on_failure(tmp_path):
+    def broken(path):
+        path.write_text("half")
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        atomic_write(tmp_path / "out.json", broken)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_write_replaces_whole_and_is_readable(tmp_path):
+    target = tmp_path / "a.json"
+    write_json({"x": 1}, target)
+    write_json({"x": 2}, target)
+    assert target.read_text() == '{\n  "x": 2\n}'
+    assert target.stat().st_mode & 0o777 == 0o644
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_ledger_commits_and_refuses_overspending(tmp_path):
+    ledger = Ledger(tmp_path / "d.ledger.json")
+    assert ledger.read() is None
+    ledger.precheck(SHA, 10.0, 10.0)
+    ledger.commit(SHA, 10.0, {"out": "a", "m": 2, "epsilon": 3.0, "charge": 6.0})
+    ledger.precheck(SHA, 10.0, 4.0)  # exactly what remains is allowed
+    with pytest.raises(BudgetError, match="only 4 of the total 10 remains"):
+        ledger.precheck(SHA, 10.0, 4.5)
+    with pytest.raises(BudgetError, match="only 4 of the total 10"):
+        ledger.commit(SHA, 10.0, {"out": "b", "m": 1, "epsilon": 5.0, "charge": 5.0})
+    assert len(ledger.read()["entries"]) == 1
+    with pytest.raises(BudgetError, match="fixed by its ledger"):
+        ledger.precheck(SHA, 20.0, 1.0)
+    with pytest.raises(BudgetError, match="belongs to a dataset"):
+        ledger.precheck("cd" * 32, 10.0, 1.0)
+
+
+def test_failed_precondition_charges_nothing(tmp_path):
+    ledger = Ledger(tmp_path / "d.ledger.json")
+
+    def refuse():
+        raise RuntimeError("output appeared")
+
+    with pytest.raises(RuntimeError):
+        ledger.commit(
+            SHA, 10.0, {"out": "a", "m": 1, "epsilon": 1.0, "charge": 1.0}, precondition=refuse
+        )
+    assert ledger.read() is None
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [("{not json", "not valid JSON"), ('{"format": "other"}', "not a pseudopost ledger")],
+)
+def test_corrupt_ledger_is_reported(tmp_path, capsys, content, message):
+    path = tmp_path / "d.ledger.json"
+    path.write_text(content)
+    with pytest.raises(BudgetError, match=message):
+        Ledger(path).read()
+    assert main(["ledger", str(path)]) == 3
+    assert message in capsys.readouterr().err
+
+
+def test_ledger_command_shows_entries(tmp_path, capsys):
+    ledger = Ledger(tmp_path / "d.csv.ledger.json")
+    ledger.commit(SHA, 10.0, {"out": "rel", "m": 2, "epsilon": 1.5, "charge": 3.0})
+    assert main(["ledger", str(ledger.path)]) == 0
+    out = capsys.readouterr().out
+    assert "spent 3; remaining 7" in out and "rel" in out
+
+
+def test_non_finite_synthetic_data_are_refused():
+    good = pd.DataFrame({"x": [1.0, 2.0], "y": [1.0, 2.0]})
+    _check_finite([good])
+    bad = good.assign(y=[1.0, np.inf])
+    with pytest.raises(
+        ReleaseError, match=r"synthetic dataset 2 has 1 non-finite value\(s\) \(column 'y'\)"
+    ):
+        _check_finite([good, bad])
