@@ -8,13 +8,13 @@ ok() { "$1" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' >
 
 find_python() {
   local c
-  for c in "${PYTHON:-}" python3.14 python3.13 python3.12 python3 python; do
+  for c in "${PYTHON:-}" python3.12 python3.13 python3.14 python3 python; do
     [ -n "$c" ] && command -v "$c" >/dev/null 2>&1 && ok "$c" && { command -v "$c"; return; }
   done
   if command -v pyenv >/dev/null 2>&1; then
     local root v
     root=$(pyenv root)
-    for v in $(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])' | sort -rV); do
+    for v in $(pyenv versions --bare 2>/dev/null | grep -E '^3\.(1[2-9]|[2-9][0-9])(\.[0-9]+)?$' | sort -V); do
       c="$root/versions/$v/bin/python"
       [ -x "$c" ] && ok "$c" && { echo "$c"; return; }
     done
@@ -37,6 +37,11 @@ if ! py=$(find_python); then
 fi
 echo "Setting up .venv with $py ($("$py" --version 2>&1)); the first time takes a few minutes..."
 [ -x .venv/bin/python ] && ok .venv/bin/python || { rm -rf .venv; "$py" -m venv .venv; }
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[test,dask]"
+log=.venv/install.log
+if ! { .venv/bin/python -m pip install --disable-pip-version-check --upgrade pip &&
+       .venv/bin/python -m pip install --disable-pip-version-check -e ".[test,dask]"; } >"$log" 2>&1; then
+  tail -n 40 "$log" >&2
+  echo "Installing pseudopost failed; the full log is $log." >&2
+  exit 1
+fi
 echo "$want" > "$stamp"

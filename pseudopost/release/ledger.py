@@ -95,9 +95,11 @@ class Ledger:
             )
 
     def precheck(self, dataset_sha256: str, total: float, cap: float) -> None:
-        """Refuse now if a release capped at ``cap`` could overspend the budget."""
-        with self.locked():
-            self._check(self.read(), dataset_sha256, total, cap)
+        """Refuse now if a release capped at ``cap`` could overspend the budget.
+
+        Reads without the lock (the ledger is only ever replaced whole, so a read sees a
+        complete version) and creates no file; :meth:`commit` re-checks under the lock."""
+        self._check(self.read(), dataset_sha256, total, cap)
 
     def commit(
         self,

@@ -93,5 +93,9 @@ def test_two_concurrent_releases_on_a_budget_for_one(released, workdir, make_spe
     content = Ledger(workdir / "fatigue.csv.ledger.json").read()
     assert len(content["entries"]) == 1
     assert Ledger.spent(content) <= content["total_epsilon"]
+    winner = f"out{[c for c, _ in results].index(0) + 1}"
     outs = [p.name for p in workdir.iterdir() if p.name.startswith(("out", ".out"))]
-    assert outs == [f"out{[c for c, _ in results].index(0) + 1}"]
+    assert outs == [winner]
+    # Same spec and seed as the session release, but another process: byte-identical data.
+    for name in ("synthetic-1.csv", "synthetic-2.csv"):
+        assert (workdir / winner / name).read_bytes() == (released / "release" / name).read_bytes()

@@ -296,3 +296,23 @@ def test_out_flag_overrides_and_parquet_reads(workdir, capsys, make_spec):
 
 def test_spec_error_is_a_value_error():
     assert issubclass(SpecError, ValueError)
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.toml"))
+
+
+def test_examples_are_shipped():
+    assert {p.name for p in EXAMPLES} >= {"fatigue.toml", "fatigue_range.toml"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
+def test_example_specs_validate(example, tmp_path, copy_fatigue, capsys):
+    # the examples' layout (examples/ beside data/) rebuilt in a scratch folder
+    (tmp_path / "examples").mkdir()
+    spec = tmp_path / "examples" / example.name
+    spec.write_text(example.read_text())
+    copy_fatigue(tmp_path / "data")
+    assert main(["validate", str(spec), "--out", str(tmp_path / "out")]) == 0
+    assert "spec OK" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "examples"]
+    assert [p.name for p in (tmp_path / "data").iterdir()] == ["fatigue.csv"]
