@@ -12,7 +12,7 @@ from . import datasets, models, privacy, risk
 from .mechanism import PseudoPosterior, PseudoPosteriorResult
 from .sampling import SamplingWarning
 
-_LAZY = {"evaluate", "releases"}  # scikit-learn-heavy: imported on first use
+_LAZY = {"combine", "evaluate", "release", "releases"}  # heavy (scikit-learn): on first use
 
 
 def __getattr__(name: str):
@@ -20,16 +20,19 @@ def __getattr__(name: str):
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'pseudopost' has no attribute {name!r}")
 
+
 __version__ = "0.1.0"
 
 __all__ = [
     "PseudoPosterior",
     "PseudoPosteriorResult",
     "SamplingWarning",
+    "combine",
     "datasets",
     "evaluate",
     "models",
     "privacy",
+    "release",
     "releases",
     "risk",
 ]

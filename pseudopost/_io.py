@@ -27,10 +27,19 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> Path
         with open(tmp_path, "rb") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp_path, target)
+        _fsync_dir(target.parent)  # make the rename itself durable
     except BaseException:
         tmp_path.unlink(missing_ok=True)
         raise
     return target
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> Path:

@@ -9,7 +9,14 @@ import pandas as pd
 from ._rng import SeedLike, as_generator
 from ._validation import check_positive_int
 
-__all__ = ["DATA_DIR", "load_fatigue", "simulate_lognormal"]
+__all__ = [
+    "DATA_DIR",
+    "load_adult",
+    "load_breast_cancer",
+    "load_fatigue",
+    "load_german_credit",
+    "simulate_lognormal",
+]
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -27,6 +34,27 @@ def load_fatigue() -> pd.DataFrame:
     """Low-cycle fatigue data (22 x 2: ``stress`` float, ``cycle`` int); range-restricted paper
     section 5 models log(cycle) on stress (a log-normal regression)."""
     return _read("fatigue.csv")
+
+
+def load_adult(split: str = "train") -> pd.DataFrame:
+    """UCI Adult, raw mixed types (``split`` = "train" 32,561 rows, "test" 16,281, or "all").
+
+    Missing values (UCI "?") are NaN in workclass, occupation and native-country."""
+    if split not in ("train", "test", "all"):
+        raise ValueError(f"'split' must be 'train', 'test' or 'all'. Got {split!r}.")
+    if split == "all":
+        return pd.concat([_read("adult_train.csv"), _read("adult_test.csv")], ignore_index=True)
+    return _read(f"adult_{split}.csv")
+
+
+def load_german_credit() -> pd.DataFrame:
+    """Statlog German Credit (1,000 x 21; target ``credit_risk`` good/bad)."""
+    return _read("german_credit.csv")
+
+
+def load_breast_cancer() -> pd.DataFrame:
+    """Breast Cancer Wisconsin Diagnostic (569 x 31; target ``diagnosis`` M/B)."""
+    return _read("breast_cancer_wdbc.csv")
 
 
 def simulate_lognormal(n: int = 2000, seed: SeedLike = None) -> pd.DataFrame:

@@ -341,7 +341,7 @@ class PseudoPosterior:
             bounds = self.sensitive_range.bounds(self.model.outcome_values(prepared))
         fixed = None if weights is None else _check_weights(weights, prepared.n)
         rng = as_generator(seed)
-        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=4 + self.max_refits)]
+        seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=5 + self.max_refits)]
         progress = interactive() if progress is None else bool(progress)
         timings: dict[str, float] = {}
 

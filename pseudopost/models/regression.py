@@ -24,32 +24,32 @@ from .base import Prepared
 __all__ = ["LogNormalRegression", "NormalRegression"]
 
 
-class NormalRegression(GLM):
+class _ContinuousGLM(GLM):
+    """Location-scale regression: outcome ~ Dist(mu = eta, sigma)."""
+
+    distribution: type[pm.Distribution]
+
+    def build(self, prepared: Prepared) -> pm.Model:
+        with self.model_context() as model:
+            mu = self.linear_predictor(prepared, self.prior_scale)
+            sigma = pm.HalfNormal("sigma", self.prior_scale)
+            y = pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome])
+            self.distribution(self.outcome, mu=mu, sigma=sigma, observed=y, shape=y.shape)
+        return model
+
+
+class NormalRegression(_ContinuousGLM):
     """Normal linear regression of ``outcome`` on ``predictors`` (see module docstring)."""
 
     family = "normal"
-
-    def build(self, prepared: Prepared) -> pm.Model:
-        with self.model_context() as model:
-            mu = self.linear_predictor(prepared, self.prior_scale)
-            sigma = pm.HalfNormal("sigma", self.prior_scale)
-            y = pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome])
-            pm.Normal(self.outcome, mu=mu, sigma=sigma, observed=y, shape=y.shape)
-        return model
+    distribution = pm.Normal
 
 
-class LogNormalRegression(GLM):
+class LogNormalRegression(_ContinuousGLM):
     """Log-normal regression: log(outcome) normal-linear in ``predictors`` (outcome > 0)."""
 
     family = "lognormal"
+    distribution = pm.LogNormal
 
     def check_outcome(self, y: np.ndarray, data: pd.DataFrame) -> None:
         self._first_bad(data, y <= 0, "strictly positive")
-
-    def build(self, prepared: Prepared) -> pm.Model:
-        with self.model_context() as model:
-            mu = self.linear_predictor(prepared, self.prior_scale)
-            sigma = pm.HalfNormal("sigma", self.prior_scale)
-            y = pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome])
-            pm.LogNormal(self.outcome, mu=mu, sigma=sigma, observed=y, shape=y.shape)
-        return model

@@ -76,6 +76,13 @@ def _marginals(real: pd.DataFrame, synthetic: Sequence[pd.DataFrame], columns) -
     return _png(fig)
 
 
+def _describe_range(described: Mapping[str, Any] | None) -> str:
+    if not described:
+        return "none declared"
+    rest = ", ".join(f"{k} = {v}" for k, v in described.items() if k != "kind")
+    return f"{described.get('kind', 'range')} ({rest})"
+
+
 def _table(frame: pd.DataFrame, digits: int = 4) -> str:
     return frame.to_html(
         index=False, border=0, classes="t", float_format=lambda v: f"{v:.{digits}g}"
@@ -135,7 +142,7 @@ def build_report(
                 else "none (pure epsilon)",
                 "guarantee": privacy["guarantee_type"],
                 "accountant": privacy.get("decomposition", "weighted"),
-                "sensitive range": privacy.get("sensitive_range") or "none declared",
+                "sensitive range": _describe_range(privacy.get("sensitive_range")),
                 "neighbouring relation": privacy["neighbouring_relation"],
                 "unweighted epsilon (no weighting)": f"{privacy['unweighted_epsilon']:.4g}",
                 "budget total / cap per dataset": (
@@ -154,7 +161,7 @@ def build_report(
         "<p class='note'>Each dot is one record. epsilon = 2 x the largest bound. Records with "
         "high risk get low weight alpha, which lowers their bound.</p>",
         _violins(
-            {"weighted": lipschitz, "unweighted": unweighted_lipschitz},
+            {"released (weighted)": lipschitz, "unweighted, no range": unweighted_lipschitz},
             "Lipschitz bound per record",
             "Delta_i",
         ),

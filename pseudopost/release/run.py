@@ -400,8 +400,6 @@ def run_release(
         }
 
         def publish() -> None:
-            if spec.out.exists():
-                raise SpecError(f"output folder {str(spec.out)!r} appeared during the release.")
             os.rename(stage, spec.out)
             _fsync_dir(spec.out.parent)
 

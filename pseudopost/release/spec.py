@@ -36,9 +36,10 @@ fix, and is raised before any output folder or ledger entry is created. Example
 Only the ``pseudo_posterior`` mechanism is supported. Its range-restriction, calibration and
 censoring options are passed to :class:`~pseudopost.PseudoPosterior`:
 ``sensitive_range = [a, b]`` (a :class:`~pseudopost.risk.MultiplicativeRange`, the range
-:math:`[a x_i, b x_i]` around each outcome value), ``range_method = "truncated" | "averaged"``,
-``target_epsilon`` (calibrate the weights to this local epsilon) and ``censor_epsilon`` (global
-DP by censoring; not combinable with the other two). A key the installed PseudoPosterior does
+:math:`[a x_i, b x_i]` around each outcome value), ``range_method = "truncated" | "averaged"``
+and ``lambda_draws``; ``target_epsilon`` (calibrate the weights to this local epsilon) with
+``rtol`` and ``max_refits``; and ``censor_epsilon`` (global DP by censoring; not combinable with
+the range or the target). A key the installed PseudoPosterior does
 not accept is refused with a message saying so.
 """
 
@@ -69,7 +70,15 @@ FAMILIES = {
 }
 MECHANISMS = ("pseudo_posterior",)
 #: keyword arguments of PseudoPosterior passed through only when the installed version has them
-OPTIONAL_MECHANISM_KEYS = ("sensitive_range", "range_method", "target_epsilon", "censor_epsilon")
+OPTIONAL_MECHANISM_KEYS = (
+    "sensitive_range",
+    "range_method",
+    "lambda_draws",
+    "target_epsilon",
+    "rtol",
+    "max_refits",
+    "censor_epsilon",
+)
 
 _SECTIONS: dict[str, dict[str, tuple[bool, str]]] = {
     # key: (required, kind)
@@ -89,7 +98,10 @@ _SECTIONS: dict[str, dict[str, tuple[bool, str]]] = {
         "exclude_quantile": (False, "float"),
         "sensitive_range": (False, "range"),
         "range_method": (False, "str"),
+        "lambda_draws": (False, "posint"),
         "target_epsilon": (False, "posfloat"),
+        "rtol": (False, "posfloat"),
+        "max_refits": (False, "posint"),
         "censor_epsilon": (False, "posfloat"),
     },
     "sampling": {
@@ -316,6 +328,19 @@ def _mechanism_options(mech: dict[str, Any]) -> dict[str, Any]:
                     f"remove '{key}' or upgrade pseudopost.",
                 )
             options[key] = mech[key]
+    if "rtol" in options and not options["rtol"] < 1:
+        raise _fail("mechanism.rtol", options["rtol"], "a number in (0, 1)", "e.g. 0.05.")
+    for key, needs in (
+        ("range_method", "sensitive_range"),
+        ("lambda_draws", "sensitive_range"),
+        ("rtol", "target_epsilon"),
+        ("max_refits", "target_epsilon"),
+    ):
+        if key in options and needs not in options:
+            raise SpecError(
+                f"spec key 'mechanism.{key}' needs 'mechanism.{needs}'. "
+                f"Fix: add {needs} or remove {key}."
+            )
     if "range_method" in options:
         _choice("mechanism.range_method", options["range_method"], ("truncated", "averaged"))
     if "censor_epsilon" in options and (
@@ -324,11 +349,6 @@ def _mechanism_options(mech: dict[str, Any]) -> dict[str, Any]:
         raise SpecError(
             "spec key 'mechanism.censor_epsilon' sets a global epsilon directly and cannot be "
             "combined with 'sensitive_range' or 'target_epsilon'. Fix: keep one of them."
-        )
-    if "range_method" in mech and "sensitive_range" not in mech:
-        raise SpecError(
-            "spec key 'mechanism.range_method' needs 'mechanism.sensitive_range'. "
-            "Fix: add sensitive_range = [a, b] or remove range_method."
         )
     return options
 
@@ -366,11 +386,12 @@ def load_spec(path: str | Path, out: str | Path | None = None) -> ReleaseSpec:
     rel = s["release"]
     m = rel.get("m", 1)
     draws, chains = smp.get("draws", 1000), smp.get("chains", 2)
-    if m > draws * chains:
+    capacity = int(draws * chains * options.get("exclude_quantile", 1.0) + 1e-9)
+    if m > capacity:
         raise _fail(
             "release.m",
             m,
-            f"at most draws x chains = {draws * chains} datasets",
+            f"at most the {capacity} kept posterior draws (draws x chains x exclude_quantile)",
             "lower release.m or raise sampling.draws.",
         )
     if out is not None:
@@ -390,14 +411,15 @@ def load_spec(path: str | Path, out: str | Path | None = None) -> ReleaseSpec:
             f"m x max_epsilon <= budget.total_epsilon = {bud['total_epsilon']} (m = {m})",
             "raise total_epsilon, lower max_epsilon or release fewer datasets.",
         )
-    target = options.get("target_epsilon")
-    if target is not None and target > bud["max_epsilon"]:
-        raise _fail(
-            "mechanism.target_epsilon",
-            target,
-            f"at most budget.max_epsilon = {bud['max_epsilon']}",
-            "lower target_epsilon or raise max_epsilon.",
-        )
+    for key in ("target_epsilon", "censor_epsilon"):
+        value = options.get(key)
+        if value is not None and value > bud["max_epsilon"]:
+            raise _fail(
+                f"mechanism.{key}",
+                value,
+                f"at most budget.max_epsilon = {bud['max_epsilon']}",
+                f"lower {key} or raise max_epsilon.",
+            )
     ledger = (
         (base / bud["ledger"]).resolve()
         if "ledger" in bud

@@ -39,27 +39,34 @@ def _seed_ledger(folder, total):
     return ledger.path
 
 
+def _wait_for_staging(folder, proc, timeout=60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        if any(".partial-" in p.name for p in folder.iterdir()):
+            return True
+        time.sleep(0.01)
+    return False
+
+
 @pytest.mark.parametrize(
-    ("marker", "delay"),
-    [
-        ("fitting the pseudo posterior", 1.5),  # compiling / sampling
-        ("synthesizing", 0.0),  # after the fit: synthesis, measures, staging of the outputs
-    ],
-    ids=["while-fitting", "while-writing"],
+    "when",
+    ["while-fitting", "while-writing"],  # compile/sampling; outputs half-written in staging
 )
-def test_sigkill_mid_release_leaves_no_output_and_the_ledger_unchanged(
-    workdir, make_spec, marker, delay
-):
+def test_sigkill_mid_release_leaves_no_output_and_the_ledger_unchanged(workdir, make_spec, when):
     ledger = _seed_ledger(workdir, 500.0)
     before = ledger.read_bytes()
     spec = make_spec(workdir)
     proc = _start(spec)
+    marker = "fitting the pseudo posterior" if when == "while-fitting" else "synthesizing"
     deadline = time.monotonic() + 120
     for line in proc.stderr:  # wait until the release reaches the step
         if marker in line or time.monotonic() > deadline:
             break
+    if when == "while-fitting":
+        time.sleep(1.5)
+    else:
+        assert _wait_for_staging(workdir, proc), "no staging folder seen"
     assert proc.poll() is None, "the release ended before it could be killed"
-    time.sleep(delay)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(timeout=30)
     proc.stdout.close()
@@ -70,9 +77,13 @@ def test_sigkill_mid_release_leaves_no_output_and_the_ledger_unchanged(
     expected = ["fatigue.csv", "fatigue.csv.ledger.json", "fatigue.csv.ledger.json.lock"]
     left = sorted(p.name for p in workdir.iterdir() if p.name != "spec.toml")
     staging = [n for n in left if n not in expected]
-    # Only a hidden staging folder of the dead process may remain; the next release removes it.
-    assert staging in ([], [f".release.partial-{proc.pid}"])
-    _staging_dir(workdir / "release").rmdir()  # the next release's staging, fresh
+    # Only the hidden staging folder of the dead process may remain; the next release to the
+    # same place removes it before staging its own.
+    if when == "while-writing":
+        assert staging == [f".release.partial-{proc.pid}"]
+    else:
+        assert staging == []
+    _staging_dir(workdir / "release").rmdir()
     assert sorted(p.name for p in workdir.iterdir() if p.name != "spec.toml") == expected
 
 

@@ -190,6 +190,24 @@ CASES = [
     ),
     ("range-method-alone", {"mechanism": {"range_method": "truncated"}}, None, "range_method"),
     (
+        "censor-above-cap",
+        {"mechanism": {"censor_epsilon": 150.0}},
+        None,
+        "spec key 'mechanism.censor_epsilon': expected at most budget.max_epsilon = 100.0",
+    ),
+    (
+        "rtol-too-big",
+        {"mechanism": {"target_epsilon": 5.0, "rtol": 1.5}},
+        None,
+        "spec key 'mechanism.rtol': expected a number in (0, 1)",
+    ),
+    (
+        "refits-without-target",
+        {"mechanism": {"max_refits": 3}},
+        None,
+        "'mechanism.max_refits' needs 'mechanism.target_epsilon'",
+    ),
+    (
         "predictors-not-list",
         {"model": {"predictors": "stress"}},
         None,
@@ -218,7 +236,7 @@ CASES = [
         "m-too-large",
         {"release": {"m": 500}},
         None,
-        "spec key 'release.m': expected at most draws x chains",
+        "spec key 'release.m': expected at most the 240 kept posterior draws",
     ),
     ("no-out", {"drop": ["release.out"]}, None, "'release.out' is missing and no --out"),
     (

@@ -234,3 +234,16 @@ def test_violin_and_contraction_plots_render(tmp_path):
     assert [t.get_text() for t in ax2.get_xticklabels()] == ["10", "20"]
     ax2.figure.savefig(tmp_path / "c.png")
     assert (tmp_path / "c.png").stat().st_size > 1000
+
+
+def test_calibration_uses_every_allowed_refit_and_warns_when_short():
+    """Regression: the last allowed refit had no seed (IndexError). A tolerance no fit can meet
+    forces all refits; the result reports them and warns."""
+    from pseudopost import SamplingWarning
+
+    mech = PseudoPosterior(
+        LogNormalRegression("cycle", ["stress"]), target_epsilon=15.0, rtol=1e-12, max_refits=2
+    )
+    with pytest.warns(SamplingWarning, match="Calibration reached"):
+        res = mech.fit(load_fatigue(), draws=200, tune=200, seed=3, progress=False)
+    assert res.calibration.refits == 2 and not res.calibration.within_tolerance
