@@ -5,6 +5,7 @@ Each size runs in a fresh subprocess so its peak RSS is its own. Stan (PyStan 3)
 installed only for this benchmark: ``.venv/bin/pip install pystan``.
 
     .venv/bin/python benchmarks/mechanism_scale.py [--sizes 2000 20000 200000] [--no-stan]
+        [--samplers nutpie nutpie-jax]
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ model {
 """
 
 
-def run_pseudopost(n: int) -> dict:
+def run_pseudopost(n: int, sampler: str = "nutpie") -> dict:
     import warnings
 
     from pseudopost import PseudoPosterior
@@ -44,7 +45,7 @@ def run_pseudopost(n: int) -> dict:
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = PseudoPosterior(LogNormalRegression("x", ["z"])).fit(
+        res = PseudoPosterior(LogNormalRegression("x", ["z"]), sampler=sampler).fit(
             data, draws=DRAWS, tune=TUNE, chains=CHAINS, seed=1, progress=False
         )
         t1 = time.perf_counter()
@@ -93,7 +94,7 @@ def run_stan(n: int) -> dict:
 
 
 def child(kind: str, n: int) -> None:
-    out = run_pseudopost(n) if kind == "pseudopost" else run_stan(n)
+    out = run_stan(n) if kind == "stan" else run_pseudopost(n, kind)
     out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print("RESULT " + json.dumps(out))
 
@@ -113,6 +114,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="*", default=[2000, 20000, 200000])
     ap.add_argument("--no-stan", action="store_true")
+    ap.add_argument("--samplers", nargs="*", default=["nutpie", "nutpie-jax"])
     ap.add_argument("--child", nargs=2)
     args = ap.parse_args()
     if args.child:

@@ -25,8 +25,9 @@ import xarray as xr
 
 from .models.weighting import CENSOR_NAME, WEIGHTS_NAME
 
-__all__ = ["FitDiagnostics", "Sampler", "SamplingWarning", "interactive"]
+__all__ = ["SAMPLERS", "FitDiagnostics", "Sampler", "SamplingWarning", "interactive"]
 
+SAMPLERS = ("nutpie", "nutpie-jax", "pymc")
 RHAT_MAX = 1.01
 ESS_MIN = 400
 
@@ -111,14 +112,17 @@ class Sampler:
     model
         The weighted PyMC model (with ``pm.Data("alpha")``).
     sampler
-        ``"nutpie"`` (default; compiled once) or ``"pymc"``.
+        ``"nutpie"`` (default; numba, compiled once, refits swap the data), ``"nutpie-jax"``
+        (nutpie's JAX backend: data are frozen into the compiled function, so every fit
+        recompiles, but in a fraction of a second instead of ~10 s: faster end to end for small
+        data and few fits) or ``"pymc"`` (PyMC's NUTS; recompiles every fit).
     """
 
-    def __init__(self, model: pm.Model, sampler: Literal["nutpie", "pymc"] = "nutpie") -> None:
-        if sampler not in ("nutpie", "pymc"):
-            raise ValueError(
-                f"The 'sampler' parameter must be 'nutpie' or 'pymc'. Got {sampler!r}."
-            )
+    def __init__(
+        self, model: pm.Model, sampler: Literal["nutpie", "nutpie-jax", "pymc"] = "nutpie"
+    ) -> None:
+        if sampler not in SAMPLERS:
+            raise ValueError(f"The 'sampler' parameter must be one of {SAMPLERS}. Got {sampler!r}.")
         self.model = model
         self.kind = sampler
         self.compilations = 0
@@ -154,11 +158,19 @@ class Sampler:
         data = {**self.data, WEIGHTS_NAME: np.asarray(weights, dtype=float)}
         if censor_bound is not None and CENSOR_NAME in self.model.named_vars:
             data[CENSOR_NAME] = np.asarray(float(censor_bound))
-        if self.kind == "nutpie":
+        if self.kind == "nutpie-jax":
+            import nutpie
+
+            pm.set_data(data, model=self.model)
+            compiled = nutpie.compile_pymc_model(self.model, backend="jax", gradient_backend="jax")
+            self.compilations += 1
+        elif self.kind == "nutpie":
+            compiled = self._compiled.with_data(**data)
+        if self.kind in ("nutpie", "nutpie-jax"):
             import nutpie
 
             trace = nutpie.sample(
-                self._compiled.with_data(**data),
+                compiled,
                 draws=draws,
                 tune=tune,
                 chains=chains,

@@ -283,3 +283,18 @@ def test_pymc_sampler_fallback_gives_the_same_posterior(rng):
         az.mcse(res.posterior["mu"]).item()
     )
     assert res.epsilon < res.unweighted_epsilon or np.all(alpha == 1)
+
+
+def test_jax_backend_fits_the_same_weighted_posterior(rng):
+    """sampler="nutpie-jax" recompiles per fit (data frozen) but samples the same posterior."""
+    y = rng.normal(2.0, 1.0, 40)
+    alpha = rng.uniform(0.2, 1.0, 40)
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0.0, 10.0)
+        pm.Normal("y", mu, 1.0, observed=y)
+    res = _quiet_fit(PseudoPosterior(m, sampler="nutpie-jax"), draws=800, weights=alpha, seed=2)
+    assert res._fitted.sampler.compilations == 2  # unweighted and weighted fits
+    prec = 1 / 100 + alpha.sum()
+    mcse = float(az.mcse(res.posterior["mu"]).item())
+    assert abs(res.posterior["mu"].mean().item() - (alpha * y).sum() / prec) < 4 * mcse
+    assert abs(res.posterior["mu"].std().item() - prec**-0.5) < 0.15 * prec**-0.5
