@@ -12,6 +12,15 @@ from .entropy import (
     count_sensitivity,
     synthetic_counts,
 )
+from .prism import (
+    MST,
+    PRISM,
+    AllFeaturesUniform,
+    CorrelationTopK,
+    IndependenceOnly,
+    PRISMRelease,
+    markov_blanket,
+)
 from .privacy_test import (
     PrivacyTestResult,
     PrivacyTestSynthesizer,
@@ -30,13 +39,19 @@ from .wiener import WienerMean, WienerMeanRelease, wiener_kernel
 
 __all__ = [
     "METHODS",
+    "MST",
+    "PRISM",
     "REPS",
+    "AllFeaturesUniform",
+    "CorrelationTopK",
     "EntropyHistogram",
     "EntropyRelease",
     "HardRemoval",
     "HistogramRelease",
     "HistogramUtility",
+    "IndependenceOnly",
     "NonPrivateNaiveBayes",
+    "PRISMRelease",
     "PrivacyTestResult",
     "PrivacyTestSynthesizer",
     "RandomDownweighting",
@@ -47,6 +62,7 @@ __all__ = [
     "count_sensitivity",
     "discrete_laplace_tail",
     "make_method",
+    "markov_blanket",
     "release_weighted_statistics",
     "synthetic_counts",
     "wiener_kernel",
