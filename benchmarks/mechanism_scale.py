@@ -53,6 +53,7 @@ def run_pseudopost(n: int, sampler: str = "nutpie") -> dict:
     t2 = time.perf_counter()
     out = {k: round(v, 2) for k, v in res.timings.items()}
     out.update(
+        sampler=sampler,
         n=n,
         total_s=t2 - t0,
         synthesis_s=t2 - t1,
