@@ -192,6 +192,7 @@ class Sampler:
                     nuts_sampler="pymc",
                     cores=min(chains, os.cpu_count() or 1),
                     compute_convergence_checks=False,
+                    mp_ctx="forkserver",  # never fork after JAX (PRISM, nutpie-jax) is loaded
                 )
             self.compilations += 1
         free = [rv.name for rv in self.model.free_RVs]
