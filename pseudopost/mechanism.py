@@ -78,6 +78,13 @@ class _Fitted:
     chains: int
     progress: bool
     max_bytes: int
+    data: dict[str, np.ndarray] = field(default_factory=dict)
+
+    def restore_data(self) -> None:
+        """Put this fit's data back into the (cached, shared) model before using it again."""
+        if self.data:
+            pm.set_data(self.data, model=self.base)
+            self.loglik.refresh()
 
 
 @dataclass
@@ -180,6 +187,7 @@ class PseudoPosteriorResult:
             raise ValueError(f"'m'={m} exceeds the {kept.size} kept posterior draws.")
         chosen = np.sort(rng.choice(kept, size=m, replace=False))
         fitted = self._fitted
+        fitted.restore_data()  # a later fit may have swapped other data into the cached model
         pp = predictive_draws(
             fitted.base, self.posterior, fitted.model.observed, chosen, int(rng.integers(2**31 - 1))
         )
@@ -360,6 +368,7 @@ class PseudoPosterior:
             chains,
             progress,
             self.max_bytes,
+            {v.name: value_of(v).copy() for v in base.data_vars},
         )
 
         t0 = time.perf_counter()
