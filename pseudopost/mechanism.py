@@ -39,7 +39,6 @@ from ._validation import check_in_interval, check_positive, check_positive_int
 from .models.base import Prepared, SynthModel
 from .models.custom import PyMCModel
 from .models.loglik import RecordFunction, stack_draws
-from .models.predictive import predictive_draws
 from .models.weighting import value_of, weighted_model
 from .privacy.calibration import KHAT_MAX, CalibrationReport, psis_scale_search
 from .privacy.decomposition import (
@@ -188,13 +187,9 @@ class PseudoPosteriorResult:
         chosen = np.sort(rng.choice(kept, size=m, replace=False))
         fitted = self._fitted
         fitted.restore_data()  # a later fit may have swapped other data into the cached model
-        pp = predictive_draws(
-            fitted.base, self.posterior, fitted.model.observed, chosen, int(rng.integers(2**31 - 1))
+        frames = fitted.model.simulate(
+            fitted.prepared, fitted.base, self.posterior, chosen, int(rng.integers(2**31 - 1))
         )
-        frames = [
-            fitted.model.to_frame(fitted.prepared, {k: v[j] for k, v in pp.items()})
-            for j in range(m)
-        ]
         return frames[0] if m == 1 else frames
 
 

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
+import xarray as xr
 
 __all__ = ["Prepared", "SynthModel"]
 
@@ -90,6 +91,27 @@ class SynthModel(ABC):
         left = pm.math.logdiffexp(pm.logcdf(rv, upper), log_lo)
         right = pm.math.logdiffexp(self.log_survival(rv, lo), self.log_survival(rv, upper))
         return pt.switch(pt.gt(log_lo, np.log(0.5)), right, left)
+
+    def simulate(
+        self,
+        prepared: Prepared,
+        base: pm.Model,
+        posterior: xr.Dataset,
+        chosen: np.ndarray,
+        seed: int,
+    ) -> list[pd.DataFrame]:
+        """One synthetic DataFrame per chosen flat posterior draw (chain-major index).
+
+        Default: a posterior-predictive draw of every observed variable under that draw, mapped
+        back by :meth:`to_frame`. A sequential model overrides this to draw its columns in order,
+        each conditioned on the synthetic values of the columns before it.
+        """
+        from .predictive import predictive_draws
+
+        pp = predictive_draws(base, posterior, self.observed, chosen, seed)
+        return [
+            self.to_frame(prepared, {k: v[j] for k, v in pp.items()}) for j in range(len(chosen))
+        ]
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         r""":math:`\log P_\theta(X > x)`; PyMC's ``logccdf`` unless a model has a stabler form."""
