@@ -96,7 +96,13 @@ def _synthesize(args: argparse.Namespace) -> int:
     from .release.run import run_release
 
     outcome = run_release(args.spec, args.out)
-    print(f"epsilon per dataset = {outcome.epsilon:.6g}; charged = {outcome.charge:.6g}")
+    if outcome.guarantee == "global" and outcome.charge == outcome.epsilon:  # lighter release
+        print(
+            f"epsilon = {outcome.epsilon:.6g}, delta = {outcome.delta:.3g} (global); "
+            f"charged = {outcome.charge:.6g}"
+        )
+    else:
+        print(f"epsilon per dataset = {outcome.epsilon:.6g}; charged = {outcome.charge:.6g}")
     print(f"wrote {outcome.out}")
     return 0
 
@@ -106,6 +112,14 @@ def _validate(args: argparse.Namespace) -> int:
     from .release.run import prepare_release
 
     spec, data, _ = prepare_release(args.spec, args.out)
+    if spec.lighter:
+        print(
+            f"spec OK: {spec.mechanism} release of {len(spec.columns)} columns of "
+            f"{spec.data_path.name} ({len(data)} rows), m = {spec.m}, spends epsilon "
+            f"{spec.epsilon:.6g} and delta {spec.delta or 0.0:.3g} (global) from ledger "
+            f"{spec.ledger_path}"
+        )
+        return 0
     print(
         f"spec OK: {spec.family} model of {spec.outcome!r} on {spec.data_path.name} "
         f"({len(data)} rows), m = {spec.m}, up to epsilon {spec.m * spec.max_epsilon:.6g} "

@@ -334,7 +334,17 @@ class PseudoPosterior:
         ``weights`` fixes :math:`\\alpha` instead of deriving it from risk (the unweighted fit is
         still run, for :attr:`~PseudoPosteriorResult.unweighted_epsilon`). All validation (data,
         arguments, sensitive ranges) happens before any compilation or sampling.
+
+        ``data`` may also be a Dask DataFrame or a Parquet path: the mechanism then runs chunked
+        over records (:func:`pseudopost.backends.dask.fit_dask`, same seeds and numbers).
         """
+        from .backends import is_dask_input
+
+        if is_dask_input(data):
+            from .backends.dask import fit_dask
+
+            return fit_dask(self, data, draws=draws, tune=tune, chains=chains, seed=seed,
+                            weights=weights, progress=progress)  # fmt: skip
         draws = check_positive_int(draws, "draws")
         tune = check_positive_int(tune, "tune", minimum=0)
         chains = check_positive_int(chains, "chains")
@@ -521,7 +531,9 @@ def _compiled(model: SynthModel, prepared: Prepared, censored: bool, kind: str):
         return base, sampler, loglik
     bound = 1.0 if censored else None  # the bound itself is data, set per fit
     sampler = Sampler(weighted_model(fresh, model.observed, censor_bound=bound), kind)
-    entry = (fresh, sampler, RecordFunction(fresh, model.observed))
+    from .privacy.fused import record_function  # fused Numba kernel for the ready models
+
+    entry = (fresh, sampler, record_function(model, fresh))
     _CACHE[key] = entry
     while len(_CACHE) > _CACHE_SIZE:
         _CACHE.popitem(last=False)

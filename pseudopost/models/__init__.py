@@ -1,6 +1,6 @@
 """Synthesizing models: the :class:`SynthModel` protocol, ready models, and user PyMC models."""
 
-from .base import Prepared, SynthModel
+from .base import Prepared, SynthModel, synthesis_stream
 from .counts import NegativeBinomialRegression, PoissonRegression
 from .custom import PyMCModel
 from .loglik import RecordFunction
@@ -17,5 +17,6 @@ __all__ = [
     "RecordFunction",
     "SynthModel",
     "record_logp",
+    "synthesis_stream",
     "weighted_model",
 ]

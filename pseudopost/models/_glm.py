@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -91,17 +91,97 @@ class GLM(SynthModel):
                 f"({int(mask.sum())} such value(s))."
             )
 
-    def linear_predictor(self, prepared: Prepared, scale: float) -> pt.TensorVariable:
-        """Declare intercept and beta in the current model and return eta (shape (n,))."""
-        intercept = pm.Normal("intercept", 0.0, scale)
+    def coords(self, prefix: str = "", prepared: Prepared | None = None) -> dict[str, list]:
+        """Dimension names (prefixed) and labels: ``predictor``, and for a model with levels
+        or components those too (they need ``prepared`` when they depend on the data)."""
+        return {f"{prefix}predictor": list(self.predictors)} if self.predictors else {}
+
+    def model_context(self, prepared: Prepared | None = None) -> pm.Model:
+        return pm.Model(coords=self.coords("", prepared))
+
+    def build(self, prepared: Prepared) -> pm.Model:
+        with self.model_context(prepared) as model:
+            self.declare(prepared)
+        return model
+
+    def declare(self, prepared: Prepared, prefix: str = "") -> None:
+        """Declare parameters ``prefix + name`` and the observed outcome (named after the
+        column, not prefixed) in the active ``pm.Model``; missing coords are added."""
+        model = pm.modelcontext(None)
+        for name, values in self.coords(prefix, prepared).items():
+            if name not in model.coords:
+                model.add_coord(name, values)
+        self.declare_variables(prepared, prefix)
+
+    def declare_variables(self, prepared: Prepared, prefix: str) -> None:
+        """Declare parameters and the observed outcome (coords already exist)."""
+        raise NotImplementedError
+
+    def design(self, prepared: Prepared, prefix: str = "") -> pt.TensorVariable | None:
+        """The predictor matrix as ``pm.Data(prefix + "X")`` (None without predictors)."""
+        if not self.predictors:
+            return None
+        return pm.Data(f"{prefix}X", np.column_stack([prepared.arrays[p] for p in self.predictors]))
+
+    def linear_predictor(
+        self,
+        prepared: Prepared,
+        scale: float,
+        prefix: str = "",
+        *,
+        intercept_scale: float | None = None,
+        X: pt.TensorVariable | None = None,
+        names: tuple[str, str] = ("intercept", "beta"),
+    ) -> pt.TensorVariable:
+        """Declare ``intercept`` ~ N(0, intercept_scale) and ``beta`` ~ N(0, scale) (names
+        prefixed) in the current model and return eta (shape (n,)); ``X`` reuses a design."""
+        s0 = scale if intercept_scale is None else intercept_scale
+        intercept = pm.Normal(f"{prefix}{names[0]}", 0.0, s0)
         if not self.predictors:
             return intercept + pt.zeros(prepared.n)
-        X = pm.Data("X", np.column_stack([prepared.arrays[p] for p in self.predictors]))
-        beta = pm.Normal("beta", 0.0, scale, dims="predictor")
+        if X is None:
+            X = self.design(prepared, prefix)
+        beta = pm.Normal(f"{prefix}{names[1]}", 0.0, scale, dims=f"{prefix}predictor")
         return intercept + X @ beta
 
-    def model_context(self) -> pm.Model:
-        return pm.Model(coords={"predictor": list(self.predictors)} if self.predictors else {})
+    def design_matrix(self, predictors: Mapping[str, np.ndarray], n: int) -> np.ndarray:
+        """The (n, p) predictor matrix for :meth:`sample_outcome`, checked."""
+        missing = [p for p in self.predictors if p not in predictors]
+        if missing:
+            raise ValueError(
+                f"{type(self).__name__} of '{self.outcome}' needs predictor(s) {missing}; "
+                f"got {sorted(predictors)}."
+            )
+        cols = [np.asarray(predictors[p], dtype=np.float64) for p in self.predictors]
+        bad = [p for p, c in zip(self.predictors, cols, strict=True) if c.shape != (n,)]
+        if bad:
+            raise ValueError(f"Predictor(s) {bad} must have shape ({n},) to match 'u'.")
+        return np.column_stack(cols) if cols else np.zeros((n, 0))
+
+    def eta(
+        self,
+        params: Mapping[str, np.ndarray],
+        predictors: Mapping[str, np.ndarray],
+        n: int,
+        names: tuple[str, str] = ("intercept", "beta"),
+    ) -> np.ndarray:
+        """Linear predictor of one posterior draw in NumPy (shape (n,))."""
+        out = np.full(n, float(np.asarray(params[names[0]])))
+        if self.predictors:
+            out += self.design_matrix(predictors, n) @ np.asarray(params[names[1]], np.float64)
+        return out
+
+    def check_uniforms(self, u: np.ndarray) -> np.ndarray:
+        """``u`` as float64 (n, uniforms_per_record) inside (0, 1)."""
+        u = np.asarray(u, dtype=np.float64)
+        k = self.uniforms_per_record
+        if u.ndim != 2 or u.shape[1] != k:
+            raise ValueError(
+                f"'u' must have shape (n, {k}) for {type(self).__name__}; got {u.shape}."
+            )
+        if not np.all((u > 0) & (u < 1)):
+            raise ValueError("'u' must hold uniforms strictly inside (0, 1).")
+        return u
 
     def to_frame(self, prepared: Prepared, predictive: dict[str, np.ndarray]) -> pd.DataFrame:
         out = {p: prepared.arrays[p] for p in self.predictors}

@@ -13,6 +13,13 @@ hold one record per row. Everything pseudopost does with a model goes through fo
   both endpoints count: :math:`F(b) - F(a - 1)`.
 * :meth:`~SynthModel.to_frame` maps posterior-predictive draws back to the data's columns.
 
+A model that can invert its conditional CDF also defines
+:meth:`~SynthModel.sample_outcome`, :math:`x^*_i = F^{-1}_\theta(u_i \mid z_i)`, from
+record-indexed uniforms (:func:`pseudopost._streams.record_uniforms`); :meth:`SynthModel.simulate`
+then synthesizes dataset j from the uniforms of stream :func:`synthesis_stream` (j, column), so
+synthesis is identical however the records are chunked. A composite (sequential) model declares
+each column model inside one ``pm.Model`` with :meth:`declare` and a name ``prefix``.
+
 The weighting (:func:`~pseudopost.models.weighting.weighted_model`), the per-record
 log-likelihood (:class:`~pseudopost.models.loglik.RecordFunction`) and synthesis are generic over
 this protocol, so a later sufficient-statistics or Dask backend can change how a model is built
@@ -22,6 +29,7 @@ and evaluated without changing the mechanism's public API.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,17 +38,37 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
-__all__ = ["Prepared", "SynthModel"]
+__all__ = ["Prepared", "SynthModel", "synthesis_stream"]
+
+#: streams per synthetic dataset: column j of dataset d uses stream ``d * STREAMS_PER_DATASET + j``
+STREAMS_PER_DATASET = 2**16
+
+
+def synthesis_stream(dataset: int, column: int) -> int:
+    """The :func:`~pseudopost._streams.record_uniforms` stream of ``column`` in synthetic
+    ``dataset``: ``dataset * 2**16 + column`` (distinct for every pair with column < 2**16)."""
+    for name, v in (("dataset", dataset), ("column", column)):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise ValueError(f"'{name}' must be a non-negative integer; got {v!r}.")
+    if column >= STREAMS_PER_DATASET:
+        raise ValueError(f"'column' must be below {STREAMS_PER_DATASET}; got {column}.")
+    return int(dataset) * STREAMS_PER_DATASET + int(column)
 
 
 @dataclass(frozen=True)
 class Prepared:
-    """Validated data for one model: float64 arrays by column name and the record count."""
+    """Validated data for one model: float64 arrays by column name and the record count.
+
+    A categorical, binary or ordinal column is held as its integer codes 0..K-1 (as float64 in
+    ``arrays``); ``categories[column]`` lists its K levels in code order, so synthetic output
+    maps codes back to exactly the input's levels and ``dtypes[column]``.
+    """
 
     arrays: dict[str, np.ndarray]
     n: int
     index: pd.Index
     dtypes: dict[str, object] = field(default_factory=dict)
+    categories: dict[str, tuple] = field(default_factory=dict)
 
 
 class SynthModel(ABC):
@@ -50,6 +78,8 @@ class SynthModel(ABC):
     observed: tuple[str, ...]
     #: True when the outcome is integer-valued (ranges then count both endpoints)
     discrete: bool = False
+    #: uniforms per record that :meth:`sample_outcome` consumes (2 for a hurdle or mixture)
+    uniforms_per_record: int = 1
 
     @property
     @abstractmethod
@@ -63,6 +93,15 @@ class SynthModel(ABC):
     @abstractmethod
     def build(self, prepared: Prepared) -> pm.Model:
         """The unweighted PyMC model for the prepared data."""
+
+    def coords(self, prefix: str = "", prepared: Prepared | None = None) -> dict[str, list]:
+        """Coordinates :meth:`declare` uses, with dimension names prefixed by ``prefix``."""
+        return {}
+
+    def declare(self, prepared: Prepared, prefix: str = "") -> None:
+        """Declare the model inside the active ``pm.Model``: parameters named ``prefix + name``,
+        the observed variable named after the outcome (not prefixed). Composite models use it."""
+        raise NotImplementedError(f"{type(self).__name__} cannot be declared inside another model.")
 
     @abstractmethod
     def to_frame(self, prepared: Prepared, predictive: dict[str, np.ndarray]) -> pd.DataFrame:
@@ -102,16 +141,63 @@ class SynthModel(ABC):
     ) -> list[pd.DataFrame]:
         """One synthetic DataFrame per chosen flat posterior draw (chain-major index).
 
-        Default: a posterior-predictive draw of every observed variable under that draw, mapped
-        back by :meth:`to_frame`. A sequential model overrides this to draw its columns in order,
-        each conditioned on the synthetic values of the columns before it.
+        A model with :meth:`sample_outcome` draws dataset j by inversion under flat draw
+        ``chosen[j]`` from the record-indexed uniforms of stream ``synthesis_stream(j, 0)``
+        (``seed`` is the release's integer seed), so the result does not depend on how records
+        are chunked. Otherwise (e.g. a user's PyMC model): a posterior-predictive draw of every
+        observed variable under that draw. Either way :meth:`to_frame` maps it back. A
+        sequential model overrides this to draw its columns in order, each conditioned on the
+        synthetic values of the columns before it.
         """
+        if self.inverts:
+            return self._simulate_by_inversion(prepared, base, posterior, chosen, seed)
         from .predictive import predictive_draws
 
         pp = predictive_draws(base, posterior, self.observed, chosen, seed)
         return [
             self.to_frame(prepared, {k: v[j] for k, v in pp.items()}) for j in range(len(chosen))
         ]
+
+    def _simulate_by_inversion(
+        self, prepared: Prepared, base: pm.Model, posterior: xr.Dataset, chosen, seed: int
+    ) -> list[pd.DataFrame]:
+        from .._streams import record_uniforms
+        from .loglik import stack_draws
+
+        if len(self.observed) != 1:
+            raise ValueError("Synthesis by inversion needs exactly one observed outcome.")
+        flat = stack_draws(posterior, [rv.name for rv in base.free_RVs])
+        predictors = {k: v for k, v in prepared.arrays.items() if k not in self.observed}
+        frames = []
+        for j, m in enumerate(np.asarray(chosen, dtype=np.int64)):
+            u = record_uniforms(
+                int(seed), synthesis_stream(j, 0), 0, prepared.n, self.uniforms_per_record
+            )
+            params = {k: v[m] for k, v in flat.items()}
+            x = self.sample_outcome(params, predictors, u)
+            frames.append(self.to_frame(prepared, {self.observed[0]: x}))
+        return frames
+
+    @property
+    def inverts(self) -> bool:
+        """Whether the model synthesizes by inversion (defines :meth:`sample_outcome`)."""
+        return type(self).sample_outcome is not SynthModel.sample_outcome
+
+    def sample_outcome(
+        self,
+        params: Mapping[str, np.ndarray],
+        predictors: Mapping[str, np.ndarray],
+        u: np.ndarray,
+    ) -> np.ndarray:
+        r"""Synthesis by inversion, :math:`x_i = F^{-1}(u_i \mid \theta, z_i)`.
+
+        ``params``: one posterior draw keyed by the unprefixed parameter names; ``predictors``:
+        float64 arrays, one value per record; ``u``: uniforms in (0, 1) of shape
+        ``(n, uniforms_per_record)``. Returns float64 values of shape ``(n,)`` on the prepared
+        scale (codes 0..K-1 for a categorical, binary or ordinal outcome; :meth:`to_frame`
+        maps them back). Not every model defines it (see :attr:`inverts`).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not synthesize by inversion.")
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         r""":math:`\log P_\theta(X > x)`; PyMC's ``logccdf`` unless a model has a stabler form."""

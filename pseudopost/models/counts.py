@@ -11,14 +11,18 @@ The negative binomial is parameterised by mean and dispersion,
 :math:`\mathrm{Var}(y_i) = \mu_i + \mu_i^2/\phi` (PyMC's ``NegativeBinomial(mu, alpha=phi)``);
 Gamma(2, 0.1) keeps :math:`\phi` away from 0 and lets data pull it to large values (near-Poisson).
 Outcomes must be non-negative integers. The range probability of a count counts both endpoints.
+Synthesis by inversion uses SciPy's quantile functions (``poisson.ppf``, ``nbinom.ppf``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
+from scipy import stats
 
 from ._glm import GLM
 from .base import Prepared
@@ -33,16 +37,23 @@ class _CountGLM(GLM):
     def check_outcome(self, y: np.ndarray, data: pd.DataFrame) -> None:
         self._first_bad(data, (y < 0) | (y != np.round(y)), "a non-negative integer count")
 
-    def log_mean(self, prepared: Prepared) -> pt.TensorVariable:
-        intercept = pm.Normal("intercept", 0.0, 2.0 * self.prior_scale)
-        if not self.predictors:
-            return intercept + pt.zeros(prepared.n)
-        X = pm.Data("X", np.column_stack([prepared.arrays[p] for p in self.predictors]))
-        beta = pm.Normal("beta", 0.0, self.prior_scale, dims="predictor")
-        return intercept + X @ beta
+    def log_mean(self, prepared: Prepared, prefix: str = "") -> pt.TensorVariable:
+        return self.linear_predictor(
+            prepared, self.prior_scale, prefix, intercept_scale=2.0 * self.prior_scale
+        )
 
     def observed_data(self, prepared: Prepared) -> pt.TensorVariable:
         return pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome].astype(np.int64))
+
+    def sample_outcome(
+        self,
+        params: Mapping[str, np.ndarray],
+        predictors: Mapping[str, np.ndarray],
+        u: np.ndarray,
+    ) -> np.ndarray:
+        u = self.check_uniforms(u)
+        mu = np.exp(self.eta(params, predictors, len(u)))
+        return self.quantile(u[:, 0], mu, params)
 
 
 class PoissonRegression(_CountGLM):
@@ -50,12 +61,14 @@ class PoissonRegression(_CountGLM):
 
     family = "poisson"
 
-    def build(self, prepared: Prepared) -> pm.Model:
-        with self.model_context() as model:
-            mu = pt.exp(self.log_mean(prepared))
-            y = self.observed_data(prepared)
-            pm.Poisson(self.outcome, mu=mu, observed=y, shape=y.shape)
-        return model
+    def declare_variables(self, prepared: Prepared, prefix: str) -> None:
+        mu = pt.exp(self.log_mean(prepared, prefix))
+        y = self.observed_data(prepared)
+        pm.Poisson(self.outcome, mu=mu, observed=y, shape=y.shape)
+
+    @staticmethod
+    def quantile(q: np.ndarray, mu: np.ndarray, params: Mapping[str, np.ndarray]) -> np.ndarray:
+        return stats.poisson.ppf(q, mu)
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         r""":math:`\log P(X > k) = \log P(k + 1, \mu)` (regularised lower incomplete gamma);
@@ -70,13 +83,16 @@ class NegativeBinomialRegression(_CountGLM):
 
     family = "negative_binomial"
 
-    def build(self, prepared: Prepared) -> pm.Model:
-        with self.model_context() as model:
-            mu = pt.exp(self.log_mean(prepared))
-            phi = pm.Gamma("phi", alpha=2.0, beta=0.1)
-            y = self.observed_data(prepared)
-            pm.NegativeBinomial(self.outcome, mu=mu, alpha=phi, observed=y, shape=y.shape)
-        return model
+    def declare_variables(self, prepared: Prepared, prefix: str) -> None:
+        mu = pt.exp(self.log_mean(prepared, prefix))
+        phi = pm.Gamma(f"{prefix}phi", alpha=2.0, beta=0.1)
+        y = self.observed_data(prepared)
+        pm.NegativeBinomial(self.outcome, mu=mu, alpha=phi, observed=y, shape=y.shape)
+
+    @staticmethod
+    def quantile(q: np.ndarray, mu: np.ndarray, params: Mapping[str, np.ndarray]) -> np.ndarray:
+        phi = float(np.asarray(params["phi"]))
+        return stats.nbinom.ppf(q, phi, phi / (phi + mu))
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         r""":math:`\log P(X > k) = \log I_{\mu/(\mu+\phi)}(k + 1, \phi)` (regularised incomplete

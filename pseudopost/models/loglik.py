@@ -67,13 +67,28 @@ class RecordFunction:
         self.observed = observed_names(model, observed)
         self.n = n_records(model, self.observed)
         self.free_names = [rv.name for rv in model.free_RVs]
-        extras = {name: pt.vector(name, dtype="float64") for name in extra_inputs}
         self.extra_names = list(extra_inputs)
-        out = (graph or (lambda m, o, e: record_logp(m, o)))(model, self.observed, extras)
+        self._model = model
+        self._graph = graph
+        self._record_data = self._find_record_data(model)
+        self._data_values = [value_of(v) for v in self._record_data]
+        self._compiled = None
+        self.record_chunking = False  # set by check_chunking once draws are available
 
+    @property
+    def _fn(self) -> Callable:
+        """The compiled function, built on first use (a fused accountant never pays for it)."""
+        if self._compiled is None:
+            self._compiled = self._compile()
+        return self._compiled
+
+    def _compile(self) -> Callable:
+        model = self._model
+        extras = {name: pt.vector(name, dtype="float64") for name in self.extra_names}
+        graph = self._graph or (lambda m, o, e: record_logp(m, o))
+        out = graph(model, self.observed, extras)
         placeholders = [rv.type() for rv in model.free_RVs]
         replace = dict(zip(model.free_RVs, placeholders, strict=True))
-        self._record_data = self._find_record_data(model)
         sym_data = [
             pt.tensor(dtype=v.dtype, shape=(None,) + (None,) * (v.ndim - 1))
             for v in self._record_data
@@ -82,11 +97,9 @@ class RecordFunction:
         out = graph_replace(out, replace, strict=False)
         batched = [pt.tensor(dtype=p.dtype, shape=(None, *p.type.shape)) for p in placeholders]
         out = vectorize_graph(out, replace=dict(zip(placeholders, batched, strict=True)))
-        self._fn = pytensor.function(
+        return pytensor.function(
             [*batched, *sym_data, *extras.values()], out, on_unused_input="ignore"
         )
-        self._data_values = [value_of(v) for v in self._record_data]
-        self.record_chunking = False  # set by check_chunking once draws are available
 
     def _find_record_data(self, model: pm.Model) -> list:
         found = []

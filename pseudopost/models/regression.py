@@ -10,13 +10,19 @@ knowledge of the outcome's scale, never from the confidential data):
 * :class:`LogNormalRegression`: :math:`\log x_i \sim N(\beta_0 + z_i^\top\beta, \sigma^2)`, on
   the log scale. Its log-likelihood is the density of x *as given* (including the Jacobian
   :math:`-\log x_i`), because epsilon depends on the units of the released variable.
+
+Synthesis by inversion: :math:`y^* = \eta + \sigma\,\Phi^{-1}(u)`, and :math:`x^* = e^{y^*}`
+for the log-normal.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import pandas as pd
 import pymc as pm
+from scipy import special
 
 from ._glm import GLM
 from .base import Prepared
@@ -29,13 +35,25 @@ class _ContinuousGLM(GLM):
 
     distribution: type[pm.Distribution]
 
-    def build(self, prepared: Prepared) -> pm.Model:
-        with self.model_context() as model:
-            mu = self.linear_predictor(prepared, self.prior_scale)
-            sigma = pm.HalfNormal("sigma", self.prior_scale)
-            y = pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome])
-            self.distribution(self.outcome, mu=mu, sigma=sigma, observed=y, shape=y.shape)
-        return model
+    def declare_variables(self, prepared: Prepared, prefix: str) -> None:
+        mu = self.linear_predictor(prepared, self.prior_scale, prefix)
+        sigma = pm.HalfNormal(f"{prefix}sigma", self.prior_scale)
+        y = pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome])
+        self.distribution(self.outcome, mu=mu, sigma=sigma, observed=y, shape=y.shape)
+
+    def sample_outcome(
+        self,
+        params: Mapping[str, np.ndarray],
+        predictors: Mapping[str, np.ndarray],
+        u: np.ndarray,
+    ) -> np.ndarray:
+        u = self.check_uniforms(u)
+        eta = self.eta(params, predictors, len(u))
+        return self.transform(eta + float(np.asarray(params["sigma"])) * special.ndtri(u[:, 0]))
+
+    @staticmethod
+    def transform(y: np.ndarray) -> np.ndarray:
+        return y
 
 
 class NormalRegression(_ContinuousGLM):
@@ -53,3 +71,7 @@ class LogNormalRegression(_ContinuousGLM):
 
     def check_outcome(self, y: np.ndarray, data: pd.DataFrame) -> None:
         self._first_bad(data, y <= 0, "strictly positive")
+
+    @staticmethod
+    def transform(y: np.ndarray) -> np.ndarray:
+        return np.exp(y)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymc as pm
@@ -42,6 +43,9 @@ import pytensor.tensor as pt
 from ..models.base import SynthModel
 from ..models.loglik import RecordFunction
 from ..models.weighting import record_logp
+
+if TYPE_CHECKING:
+    from .fused import FusedFunction
 
 __all__ = ["Censored", "Decomposition", "RangeAveraged", "RangeTruncated", "Unrestricted"]
 
@@ -64,9 +68,26 @@ class Decomposition(ABC):
         return {}
 
     def sensitive_function(
-        self, model: SynthModel, base: pm.Model, loglik: RecordFunction
+        self, model: SynthModel, base: pm.Model, loglik: RecordFunction | FusedFunction
+    ) -> RecordFunction | FusedFunction:
+        """g as a function of (draws, records): the fused Numba kernel of a ready model when
+        one applies (:mod:`pseudopost.privacy.fused`), else the generic compiled graph."""
+        from .fused import fused_function
+
+        if getattr(loglik, "fused", False):
+            fused = loglik.with_decomposition(self)
+        else:
+            fused = fused_function(model, base, self)
+        if fused is not None:
+            return fused
+        return self.generic_function(model, base, loglik)
+
+    def generic_function(
+        self, model: SynthModel, base: pm.Model, loglik: RecordFunction | FusedFunction
     ) -> RecordFunction:
-        """The compiled g (default: the log-likelihood itself)."""
+        """The generic g: a per-record PyTensor graph (default: the log-likelihood itself)."""
+        if getattr(loglik, "fused", False):
+            return RecordFunction(base, model.observed)
         return loglik
 
 
@@ -120,7 +141,7 @@ class RangeTruncated(Decomposition):
     def extras(self, alpha):
         return {"lower": self.lower, "upper": self.upper}
 
-    def sensitive_function(self, model, base, loglik):
+    def generic_function(self, model, base, loglik):
         def graph(m, observed, extras):
             log_p = model.log_prob_range_graph(m, extras["lower"], extras["upper"])
             return record_logp(m, observed) - log_p
@@ -160,7 +181,7 @@ class Censored(Decomposition):
     def extras(self, alpha):
         return {"alpha": alpha}
 
-    def sensitive_function(self, model, base, loglik):
+    def generic_function(self, model, base, loglik):
         bound = float(self.bound)
 
         def graph(m, observed, extras):

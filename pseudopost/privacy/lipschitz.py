@@ -19,16 +19,26 @@ The range-restricted accountants (section 3.2, eqs. 20-21) have the same shape w
 :math:`\Delta_i = c_i \max_m |g_{\theta_m}(x_i)|`. :func:`reduce_abs` computes exactly this in
 one pass over blocks of records and draws, together with the per-draw maxima
 :math:`\max_i |c_i g_{\theta_m}(x_i)|` used by the optional draw exclusion.
+
+``fn`` is either a generic :class:`~pseudopost.models.loglik.RecordFunction` (a compiled PyTensor
+graph, reduced here block by block within ``max_bytes``) or a fused function of a ready model
+(:class:`~pseudopost.privacy.fused.FusedFunction`, marked ``fused = True``), which computes the
+same reductions in one Numba pass without the n x M matrix (``max_bytes`` then does not apply:
+its memory is O(n + M)).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..models.loglik import RecordFunction
+
+if TYPE_CHECKING:
+    from .fused import FusedFunction
 
 __all__ = ["AbsReduction", "local_epsilon", "reduce_abs", "reduce_sum"]
 
@@ -45,7 +55,7 @@ class AbsReduction:
 
 
 def reduce_abs(
-    fn: RecordFunction,
+    fn: RecordFunction | FusedFunction,
     draws: Mapping[str, np.ndarray],
     coefficient: np.ndarray | None = None,
     *,
@@ -61,6 +71,8 @@ def reduce_abs(
     c = np.ones(fn.n) if coefficient is None else np.asarray(coefficient, dtype=float)
     if c.shape != (fn.n,) or np.any(c < 0):
         raise ValueError(f"'coefficient' must be {fn.n} non-negative values; got shape {c.shape}.")
+    if getattr(fn, "fused", False):
+        return fn.reduce_abs(draws, c, **extras)
     if fn.n * 8 > max_bytes or n_draws * fn.n * 8 > max_bytes:
         fn.check_chunking(draws, **extras)
     per_record = np.zeros(fn.n)
@@ -83,7 +95,7 @@ def local_epsilon(lipschitz: np.ndarray) -> float:
 
 
 def reduce_sum(
-    fn: RecordFunction,
+    fn: RecordFunction | FusedFunction,
     draws: Mapping[str, np.ndarray],
     coefficient: np.ndarray,
     *,
@@ -93,6 +105,10 @@ def reduce_sum(
     """Per draw, :math:`\\sum_i c_i g_m(x_i)` (block by block, as :func:`reduce_abs`)."""
     n_draws = len(next(iter(draws.values())))
     c = np.asarray(coefficient, dtype=float)
+    if c.shape != (fn.n,):
+        raise ValueError(f"'coefficient' must have shape ({fn.n},); got {c.shape}.")
+    if getattr(fn, "fused", False):
+        return fn.reduce_sum(draws, c, **extras)
     if fn.n * 8 > max_bytes or n_draws * fn.n * 8 > max_bytes:
         fn.check_chunking(draws, **extras)
     out = np.zeros(n_draws)

@@ -18,6 +18,12 @@ Outputs: ``synthetic-1.csv`` .. ``synthetic-m.csv``, ``privacy.json``, ``fit.nc`
 DataTree, netCDF4 via h5netcdf), ``manifest.json`` (SHA-256 of input, spec and outputs, package
 versions, seed, timings), ``report.html`` and ``spec.toml`` (a copy, for
 :func:`account_release`).
+
+The lighter releases (REPS, PRISM, entropy histogram; :mod:`pseudopost.release.lighter_run`)
+follow the same steps with their declared (epsilon, delta): the ledger is pre-checked for
+``epsilon`` and ``delta`` (not ``m * max_epsilon``: their m datasets are samples of one release),
+the charge is the release's own figure, and there is no ``fit.nc`` (no posterior);
+:func:`account_release` says so.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ import pandas as pd
 import xarray as xr
 
 from .ledger import BudgetError, Ledger
-from .spec import ReleaseSpec, SpecError, load_spec, validate
+from .spec import MECHANISMS, ReleaseSpec, SpecError, load_spec, resolve, validate
 
 __all__ = [
     "AccountResult",
@@ -69,17 +75,22 @@ _VERSIONS = (
     "xarray",
     "h5netcdf",
     "matplotlib",
+    "scikit-learn",
+    "mbi",
+    "jax",
 )
 
 
 @dataclass(frozen=True)
 class ReleaseOutcome:
-    """What a release produced."""
+    """What a release produced (``delta`` is 0 for the pure-epsilon pseudo posterior)."""
 
     out: Path
     epsilon: float
     charge: float
     files: list[str]
+    delta: float = 0.0
+    guarantee: str = "local"
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -234,6 +245,7 @@ def privacy_record(spec: ReleaseSpec, result) -> dict[str, Any]:
     ]
     return {
         "mechanism": spec.mechanism,
+        "guarantee_kind": "global" if global_eps is not None else "local",
         "description": attrs.get("mechanism"),
         "decomposition": decomposition,
         "epsilon_per_dataset": eps,
@@ -323,14 +335,52 @@ def prepare_release(spec_path, out=None) -> tuple[ReleaseSpec, pd.DataFrame, str
     """Every check that runs before any work: spec, data, output folder, budget."""
     spec = load_spec(spec_path, out)
     data = validate(spec)
+    spec = resolve(spec, data)
     if spec.out.exists():
         raise SpecError(
             f"output folder {str(spec.out)!r} already exists ('release.out' / --out). "
             "Fix: choose a new folder; releases never overwrite."
         )
     digest = sha256_file(spec.data_path)
-    Ledger(spec.ledger_path).precheck(digest, spec.total_epsilon, spec.m * spec.max_epsilon)
+    Ledger(spec.ledger_path).precheck(
+        digest,
+        spec.total_epsilon,
+        release_cap(spec),
+        total_delta=spec.total_delta,
+        delta_cap=spec.delta if spec.lighter and spec.delta else 0.0,
+    )
     return spec, data, digest
+
+
+def release_cap(spec: ReleaseSpec) -> float:
+    """The most epsilon a release may charge: ``m * max_epsilon`` for the pseudo posterior,
+    the declared ``epsilon`` (whatever m) for a lighter release."""
+    return spec.epsilon if spec.lighter else spec.m * spec.max_epsilon
+
+
+def _publish(spec: ReleaseSpec, digest: str, stage: Path, entry: dict[str, Any]) -> None:
+    """Under the ledger's lock: re-check, charge ``entry``, then rename ``stage`` to the output
+    folder (module docstring, step 4). On any failure the staging folder is removed."""
+
+    def publish() -> None:
+        os.rename(stage, spec.out)
+        _fsync_dir(spec.out.parent)
+
+    def precondition() -> None:
+        if spec.out.exists():
+            raise SpecError(
+                f"output folder {str(spec.out)!r} appeared during the release; "
+                "nothing was charged. Fix: choose a new folder."
+            )
+
+    Ledger(spec.ledger_path).commit(
+        digest,
+        spec.total_epsilon,
+        entry,
+        total_delta=spec.total_delta,
+        precondition=precondition,
+        then=publish,
+    )
 
 
 def run_release(
@@ -341,6 +391,8 @@ def run_release(
     from ..sampling import SamplingWarning
 
     spec, data, digest = prepare_release(spec_path, out)
+    if spec.lighter:
+        return _run_lighter(spec, data, digest)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     _say(f"fitting the pseudo posterior ({spec.chains} chains x {spec.draws} draws)")
@@ -390,34 +442,143 @@ def run_release(
             problems,
             timings,
         )
+        guarantee = "global" if result.global_epsilon is not None else "local"
         entry = {
             "out": str(spec.out),
             "m": spec.m,
             "epsilon": eps,
             "charge": spec.m * eps,
+            "delta": 0.0,
+            "delta_charge": 0.0,
+            "guarantee": guarantee,
+            "neighbouring": "add/remove one record",
             "spec_sha256": spec.sha256,
             "mechanism": spec.mechanism,
         }
-
-        def publish() -> None:
-            os.rename(stage, spec.out)
-            _fsync_dir(spec.out.parent)
-
-        def precondition() -> None:
-            if spec.out.exists():
-                raise SpecError(
-                    f"output folder {str(spec.out)!r} appeared during the release; "
-                    "nothing was charged. Fix: choose a new folder."
-                )
-
-        Ledger(spec.ledger_path).commit(
-            digest, spec.total_epsilon, entry, precondition=precondition, then=publish
-        )
+        _publish(spec, digest, stage, entry)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
     _say(f"wrote {spec.out} ({', '.join(files)}); charged epsilon {spec.m * eps:.4f}")
-    return ReleaseOutcome(spec.out, eps, spec.m * eps, files)
+    return ReleaseOutcome(spec.out, eps, spec.m * eps, files, 0.0, guarantee)
+
+
+def _run_lighter(spec: ReleaseSpec, data: pd.DataFrame, digest: str) -> ReleaseOutcome:
+    """A REPS, PRISM or entropy-histogram release (module docstring of lighter_run)."""
+    from .lighter_run import measures, produce
+
+    made = produce(spec, data)
+    if made.epsilon > spec.epsilon * (1 + 1e-9) + _LEDGER_TOL:
+        raise ReleaseError(
+            f"the {spec.mechanism} release reports epsilon {made.epsilon:.6g}, above the "
+            f"declared mechanism.epsilon = {spec.epsilon:.6g}; nothing was written and the "
+            "ledger is unchanged. Fix: report this as a bug."
+        )
+    _check_finite(made.synthetic)
+    t0 = time.perf_counter()
+    tables = measures(spec, data, made.synthetic)
+    made.timings["measures"] = time.perf_counter() - t0
+    stage = _staging_dir(spec.out)
+    try:
+        files = _write_lighter(stage, spec, data, digest, made, tables)
+        entry = {
+            "out": str(spec.out),
+            "m": spec.m,
+            "epsilon": made.epsilon,
+            "charge": made.epsilon,
+            "delta": made.delta,
+            "delta_charge": made.delta,
+            "guarantee": "global",
+            "neighbouring": made.privacy["neighbouring_relation"],
+            "spec_sha256": spec.sha256,
+            "mechanism": spec.mechanism,
+        }
+        _publish(spec, digest, stage, entry)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    _say(
+        f"wrote {spec.out} ({', '.join(files)}); charged epsilon {made.epsilon:.4f}, "
+        f"delta {made.delta:.3g}"
+    )
+    return ReleaseOutcome(spec.out, made.epsilon, made.epsilon, files, made.delta, "global")
+
+
+_LEDGER_TOL = 1e-12
+
+
+def _write_lighter(stage, spec, data, digest, made, tables) -> list[str]:
+    from .report import build_synthetic_report
+
+    t0 = time.perf_counter()
+    names = []
+    for j, frame in enumerate(made.synthetic, start=1):
+        name = f"synthetic-{j}.csv"
+        frame.to_csv(stage / name, index=False)
+        names.append(name)
+    marginals, models, disclosure = tables
+    privacy = dict(made.privacy)
+    privacy["disclosure_keys"] = list(spec.disclosure_keys)
+    privacy["utility"] = {
+        "marginals": _records(marginals),
+        "models": _records(models),
+    }
+    privacy["disclosure"] = _records(disclosure)
+    (stage / "privacy.json").write_text(json.dumps(privacy, indent=2, sort_keys=True))
+    names.append("privacy.json")
+    (stage / "spec.toml").write_text(spec.text, encoding="utf-8")
+    names.append("spec.toml")
+    if spec.report:
+        page = build_synthetic_report(
+            title=f"pseudopost release: {spec.data_path.name} ({spec.mechanism})",
+            privacy=privacy,
+            real=data[spec.columns],
+            synthetic=made.synthetic,
+            columns=spec.columns,
+            marginals=marginals,
+            models=models,
+            disclosure=disclosure,
+            per_record=made.per_record,
+        )
+        (stage / "report.html").write_text(page, encoding="utf-8")
+        names.append("report.html")
+    made.timings["write"] = time.perf_counter() - t0
+    _write_manifest(stage, spec, data, digest, names, made.timings)
+    names.append("manifest.json")
+    _fsync_all(stage, names)
+    return names
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as JSON-safe dicts (NaN as null)."""
+    return json.loads(frame.to_json(orient="records"))
+
+
+def _write_manifest(stage, spec, data, digest, names, timings) -> None:
+    manifest = {
+        "input": {
+            "path": str(spec.data_path),
+            "sha256": digest,
+            "rows": len(data),
+            "columns": list(data.columns),
+        },
+        "spec": {"path": str(spec.path), "sha256": spec.sha256},
+        "mechanism": spec.mechanism,
+        "seed": spec.seed,
+        "versions": _versions(),
+        "timings_seconds": timings,
+        "files": {n: sha256_file(stage / n) for n in names},
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "command": sys.argv,
+    }
+    (stage / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+
+
+def _fsync_all(stage: Path, names: list[str]) -> None:
+    for n in names:
+        with open(stage / n, "rb") as fh:
+            os.fsync(fh.fileno())
+    _fsync_dir(stage)
 
 
 def _check_finite(synthetic: list[pd.DataFrame]) -> None:
@@ -479,27 +640,9 @@ def _write_outputs(
         (stage / "report.html").write_text(page, encoding="utf-8")
         names.append("report.html")
     timings["write"] = time.perf_counter() - t0
-    manifest = {
-        "input": {
-            "path": str(spec.data_path),
-            "sha256": digest,
-            "rows": len(data),
-            "columns": list(data.columns),
-        },
-        "spec": {"path": str(spec.path), "sha256": spec.sha256},
-        "seed": spec.seed,
-        "versions": _versions(),
-        "timings_seconds": timings,
-        "files": {n: sha256_file(stage / n) for n in names},
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "command": sys.argv,
-    }
-    (stage / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    _write_manifest(stage, spec, data, digest, names, timings)
     names.append("manifest.json")
-    for n in names:
-        with open(stage / n, "rb") as fh:
-            os.fsync(fh.fileno())
-    _fsync_dir(stage)
+    _fsync_all(stage, names)
     return names
 
 
@@ -527,6 +670,16 @@ def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountRe
     from ..privacy.lipschitz import local_epsilon, reduce_abs
 
     folder = Path(release_dir)
+    if (folder / "spec.toml").is_file() and (folder / "privacy.json").is_file():
+        saved = json.loads((folder / "privacy.json").read_text())
+        if saved.get("mechanism") in MECHANISMS[1:]:
+            raise SpecError(
+                f"release folder {str(folder)!r} holds a {saved['mechanism']} release: there is "
+                "no posterior to re-account for this mechanism (its (epsilon, delta) = "
+                f"({saved['epsilon']:.6g}, {saved['delta']:.3g}) is fixed by its noise "
+                "calibration before the data are seen; see privacy.json). Fix: use "
+                "'pseudopost account' on pseudo posterior releases only."
+            )
     for name in ("spec.toml", "fit.nc", "manifest.json"):
         if not (folder / name).is_file():
             raise SpecError(

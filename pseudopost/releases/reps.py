@@ -71,7 +71,13 @@ from ..risk.weight_maps import (
 )
 from ._gaussian_nb import NaiveBayesParameters, NaiveBayesSchema, weighted_clipped_mean
 
-__all__ = ["REPS", "RepsRelease", "release_weighted_statistics", "split_feature_types"]
+__all__ = [
+    "REPS",
+    "RepsRelease",
+    "release_weighted_statistics",
+    "split_feature_types",
+    "weighted_statistics",
+]
 
 WeightMap = Literal["hinge_exp", "cap", "targeted", "uniform"]
 
@@ -124,6 +130,22 @@ class RepsRelease:
     calibration: str
     backend: str
     model: NaiveBayesParameters
+
+
+def weighted_statistics(frame, schema: NaiveBayesSchema, weights, clip: float) -> np.ndarray:
+    r""":math:`f_w(D) = \frac1n\sum_i w_i\,\mathrm{clip}(\phi(z_i), C)` (eq. 2), shape (K, width),
+    of a pandas frame, or of a Dask DataFrame / Parquet path chunked over records
+    (:func:`pseudopost.backends._reps.weighted_clipped_statistics`; weights then a Dask array
+    chunked like the partitions, a function of a partition, or None for all 1)."""
+    from ..backends import is_dask_input
+
+    if is_dask_input(frame):
+        from ..backends._reps import weighted_clipped_statistics
+
+        return weighted_clipped_statistics(frame, schema, weights, clip)
+    u, y = schema.encode(frame)
+    w = np.ones(len(frame)) if weights is None else weights
+    return weighted_clipped_mean(u, y, w, clip, len(schema.classes))
 
 
 def release_weighted_statistics(

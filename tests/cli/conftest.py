@@ -104,3 +104,94 @@ def released(tmp_path_factory):
     spec = _make_spec(folder)
     assert main(["synthesize", str(spec)]) == 0
     return folder
+
+
+# ------------------------------------------------------------------ lighter releases
+EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
+
+#: the example spec of each lighter mechanism, and the overrides that keep the tests small
+LIGHTER_EXAMPLES = {
+    "reps": ("breast_cancer_reps.toml", {}),
+    # naive Bayes instead of Private-PGM: the same budget and measurements, without JAX's
+    # compilation (tests/releases/prism cover the PGM backend)
+    "prism": ("german_credit_prism.toml", {"prism": {"backend": "naive_bayes"}}),
+    "entropy": ("breast_cancer_entropy.toml", {}),
+}
+
+
+def _toml_any(v) -> str:
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f'"{k}" = {_toml_any(x)}' for k, x in v.items()) + " }"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_any(x) for x in v) + "]"
+    if isinstance(v, float):
+        return repr(v)
+    return _toml_value(v)
+
+
+def dump_toml(spec: dict) -> str:
+    """TOML text of ``spec`` (tables of scalars, lists and inline tables)."""
+    lines = []
+    for section, table in spec.items():
+        lines.append(f"[{section}]")
+        lines += [f'"{k}" = {_toml_any(v)}' for k, v in table.items()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _example_layout(folder: Path) -> Path:
+    """``folder/examples`` and ``folder/data`` as in the repository (data copied)."""
+    (folder / "examples").mkdir(parents=True, exist_ok=True)
+    (folder / "data").mkdir(exist_ok=True)
+    for name in ("fatigue.csv", "breast_cancer_wdbc.csv", "german_credit.csv"):
+        if not (folder / "data" / name).exists():
+            shutil.copyfile(DATA_DIR / name, folder / "data" / name)
+    return folder
+
+
+def _lighter_spec(folder: Path, kind: str, name: str | None = None, drop=(), **sections):
+    """The example spec of mechanism ``kind`` with the test overrides and ``sections`` merged in
+    (dicts merged per section), minus ``drop`` ("section" or "section.key"), written to
+    ``folder/examples/NAME`` (paths relative to it, as in the repository)."""
+    import tomllib
+
+    file, small = LIGHTER_EXAMPLES[kind]
+    spec = tomllib.loads((EXAMPLES_DIR / file).read_text())
+    for over in (small, sections):
+        for section, table in over.items():
+            if isinstance(table, dict) and isinstance(spec.get(section), dict):
+                spec[section].update(table)
+            else:
+                spec[section] = table
+    for item in drop:
+        section, _, key = item.partition(".")
+        if key:
+            spec[section].pop(key)
+        else:
+            spec.pop(section)
+    _example_layout(folder)
+    path = folder / "examples" / (name or file)
+    path.write_text(dump_toml(spec))
+    return path
+
+
+@pytest.fixture(scope="session")
+def lighter_spec():
+    """``lighter_spec(folder, kind, name=None, drop=(), **sections) -> Path``."""
+    return _lighter_spec
+
+
+@pytest.fixture(scope="session")
+def lighter_released(tmp_path_factory):
+    """One release per lighter mechanism from its example (test overrides), through the
+    command; returns ``{mechanism: release folder}`` (all in one folder sharing ledgers)."""
+    from pseudopost.cli import main
+
+    folder = _example_layout(tmp_path_factory.mktemp("lighter"))
+    out = {}
+    for mechanism in LIGHTER_EXAMPLES:
+        spec = _lighter_spec(folder, mechanism)
+        target = folder / f"out-{mechanism}"
+        assert main(["synthesize", str(spec), "--out", str(target)]) == 0
+        out[mechanism] = target
+    return out

@@ -320,17 +320,30 @@ EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.tom
 
 
 def test_examples_are_shipped():
-    assert {p.name for p in EXAMPLES} >= {"fatigue.toml", "fatigue_range.toml"}
+    assert {p.name for p in EXAMPLES} >= {
+        "fatigue.toml",
+        "fatigue_range.toml",
+        "breast_cancer_reps.toml",
+        "german_credit_prism.toml",
+        "breast_cancer_entropy.toml",
+    }
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[p.stem for p in EXAMPLES])
-def test_example_specs_validate(example, tmp_path, copy_fatigue, capsys):
+def test_example_specs_validate(example, tmp_path, capsys):
+    import shutil
+    import tomllib
+
+    from pseudopost.datasets import DATA_DIR
+
     # the examples' layout (examples/ beside data/) rebuilt in a scratch folder
     (tmp_path / "examples").mkdir()
+    (tmp_path / "data").mkdir()
     spec = tmp_path / "examples" / example.name
     spec.write_text(example.read_text())
-    copy_fatigue(tmp_path / "data")
+    data = Path(tomllib.loads(example.read_text())["data"]["path"]).name
+    shutil.copyfile(DATA_DIR / data, tmp_path / "data" / data)
     assert main(["validate", str(spec), "--out", str(tmp_path / "out")]) == 0
     assert "spec OK" in capsys.readouterr().out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "examples"]
-    assert [p.name for p in (tmp_path / "data").iterdir()] == ["fatigue.csv"]
+    assert [p.name for p in (tmp_path / "data").iterdir()] == [data]

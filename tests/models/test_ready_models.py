@@ -157,3 +157,37 @@ def test_logdiffexp_used_is_stable():
 
     f = pytensor.function([a, b], pm.math.logdiffexp(a, b))
     assert np.isfinite(f(-800.0, -801.0))
+
+
+@pytest.mark.parametrize(("kind", "cls"), CASES)
+def test_declare_with_prefix_inside_a_composite_model(rng, kind, cls):
+    import pymc as pm
+
+    df = _frame(rng, "counts" if kind in ("poisson", "negbin") else kind)
+    df["w"] = rng.normal(size=len(df))
+    model, other = cls("y", ["z"]), NormalRegression("w", ["z"])
+    prepared, prep_w = model.prepare(df), other.prepare(df)
+    plain = model.build(prepared)
+    assert plain.coords == {"predictor": ("z",)} and model.coords("y_") == {"y_predictor": ["z"]}
+    with pm.Model() as joint:
+        model.declare(prepared, "y_")
+        other.declare(prep_w, "w_")
+    assert {rv.name for rv in joint.free_RVs} == {f"y_{rv.name}" for rv in plain.free_RVs} | {
+        "w_intercept",
+        "w_beta",
+        "w_sigma",
+    }
+    assert joint.named_vars_to_dims["y_beta"] == ("y_predictor",)
+    assert {d.name for d in joint.data_vars} == {"y_X", "y_data", "w_X", "w_data"}
+    assert {rv.name for rv in joint.observed_RVs} == {"y", "w"}
+    draws = {
+        k: v
+        for k, v in _draws(rng, kind == "negbin").items()
+        if k in {rv.name for rv in plain.free_RVs}
+    }
+    w_draws = {"intercept": rng.normal(size=M), "beta": rng.normal(size=(M, 1))}
+    w_draws["sigma"] = rng.uniform(0.5, 2, M)
+    both = {f"y_{k}": v for k, v in draws.items()} | {f"w_{k}": v for k, v in w_draws.items()}
+    got = RecordFunction(joint)(both)
+    want = RecordFunction(plain)(draws) + RecordFunction(other.build(prep_w))(w_draws)
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from pseudopost.releases.prism import PRISM, AllFeaturesUniform, CorrelationTopK, IndependenceOnly
 from pseudopost.releases.prism.datasets import (
@@ -140,26 +141,35 @@ def test_scm_spurious_shift_ten_seeds():
 
 
 def test_allocation_wins_closed_form_above_uniform():
-    """Appendix C.5 at tight privacy (eps = 0.5), paired over 8 seeds."""
-    diff = []
+    """Appendix C.5 / Table 5 at eps = 1 (paper: 0.900 vs 0.769), paired over 10 seeds.
+
+    The paper's setup: classic Gaussian calibration (section 5.5), oracle weights
+    (P(X=1|Y=1) - P(X=1|Y=0))^2, naive Bayes backend. "Clearly above": the paired mean gain is
+    at least 0.05 AUC and its 95% t-interval excludes 0 (the criterion of
+    benchmarks/prism_scm.py).
+    """
     w = allocation_wins_weights()
-    for s in range(8):
+    auc: dict[str, list[float]] = {"closed_form": [], "uniform": []}
+    for s in range(10):
         tr, te = allocation_wins(seed=s)
         feats = [c for c in tr.columns if c != "Y"]
-        auc = {}
-        for alloc in ("closed_form", "uniform"):
+        for alloc in auc:
             p = PRISM(
-                0.5,
+                1.0,
                 target="Y",
                 parents=feats,
                 backend="naive_bayes",
                 allocation=alloc,
                 task_weights=w,
-                seed=100 + s,
+                gaussian_method="classic",
+                seed=1000 + s,
             ).fit(tr)
-            auc[alloc] = tstr_auc(p.sample(5000, seed=s), te, "Y")
-        diff.append(auc["closed_form"] - auc["uniform"])
-    assert np.mean(diff) > 0.08
+            auc[alloc].append(tstr_auc(p.sample(5000, seed=s), te, "Y"))
+    diff = np.subtract(auc["closed_form"], auc["uniform"])
+    half = stats.t.ppf(0.975, diff.size - 1) * diff.std(ddof=1) / np.sqrt(diff.size)
+    assert diff.mean() >= 0.05 and diff.mean() - half > 0
+    assert np.mean(auc["closed_form"]) == pytest.approx(0.900, abs=0.04)
+    assert np.mean(auc["uniform"]) == pytest.approx(0.769, abs=0.08)
 
 
 def test_baselines_run(small_frame):

@@ -1,0 +1,1 @@
+"""Numba kernels of the fused accountant (:mod:`pseudopost.privacy.fused`)."""

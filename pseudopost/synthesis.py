@@ -1,0 +1,447 @@
+r"""``pseudopost.synthesize``: whole-record synthesis of a mixed-type frame with defaults that work.
+
+One call picks a ready model per column from its dtype and values, chains them into a
+:class:`~pseudopost.models.sequential.SequentialModel` (each column conditioned on the columns
+before it), runs the risk-weighted pseudo posterior mechanism on it (one weight per record, one
+accountant, :class:`~pseudopost.PseudoPosterior`) and returns the synthetic frame(s), the table
+of choices and the fitted mechanism.
+
+Automatic choice (:func:`choose_model`), first rule that applies:
+
+============================================  ============================  ====================
+values                                        detected                      model
+============================================  ============================  ====================
+ordered pandas ``Categorical``                ordinal                       ``ordinal``
+two levels (bool, strings, two numbers)       binary                        ``logistic``
+strings / ``Categorical`` / integers with     categorical                   ``categorical``
+at most ``max_levels`` distinct values                                      (``dirichlet_categorical``
+                                                                            without predictors)
+any value < 0                                 real                          ``normal``
+zeros and positive amounts (float, or         zero-inflated amount          ``hurdle_lognormal``
+integers reaching ``amount_threshold``)
+positive amounts, skewness > 0.5              positive skewed               ``lognormal``
+other positive amounts                        positive                      ``normal``
+non-negative integers, > half zeros           zero-inflated count           ``hurdle_count`` if
+                                                                            available
+non-negative integers                         count                         ``negative_binomial``
+============================================  ============================  ====================
+
+A numeric column modelled on the log scale (``lognormal``, ``hurdle_lognormal``) enters later
+columns' predictors as ``log1p`` (a fixed, public transform). **Privacy note**: the choices
+(model family, category levels, which transform) are read from the confidential data and are
+not covered by the accountant, as in synthpop and the papers; state them as public (a codebook)
+or fix them with ``models=`` and ``transforms=``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from ._rng import SeedLike, as_generator
+from ._validation import check_frame, check_positive_int
+from .models.base import SynthModel
+from .models.sequential import SequentialModel, categorical_spec, encode_column
+
+__all__ = ["Choice", "SynthesisResult", "choose_model", "model_class", "synthesize"]
+
+#: model names understood by ``models=`` and :func:`model_class`
+MODEL_NAMES = {
+    "normal": "NormalRegression",
+    "lognormal": "LogNormalRegression",
+    "poisson": "PoissonRegression",
+    "negative_binomial": "NegativeBinomialRegression",
+    "logistic": "LogisticRegression",
+    "categorical": "CategoricalRegression",
+    "dirichlet_categorical": "DirichletCategorical",
+    "ordinal": "OrdinalRegression",
+    "hurdle_lognormal": "HurdleLogNormal",
+    "hurdle_count": "HurdleNegativeBinomial",
+    "mixture": "FiniteMixture",
+}
+_ALIASES = {"negbin": "negative_binomial", "nb": "negative_binomial", "log_normal": "lognormal"}
+_LOG_SCALE = {"lognormal", "hurdle_lognormal"}
+
+
+def model_class(name: str, column: str | None = None) -> type[SynthModel]:
+    """The ready-model class for a model ``name`` (see :data:`MODEL_NAMES`)."""
+    key = _ALIASES.get(str(name).lower(), str(name).lower()) if isinstance(name, str) else name
+    where = f" for column '{column}'" if column is not None else ""
+    if key not in MODEL_NAMES:
+        raise ValueError(
+            f"Unknown model name {name!r}{where}; expected one of {sorted(MODEL_NAMES)} "
+            f"(or a ready-model class or instance)."
+        )
+    cls = _find_class(MODEL_NAMES[key])
+    if cls is None:
+        raise ValueError(
+            f"Model {name!r}{where} ({MODEL_NAMES[key]}) is not available in this version of "
+            f"pseudopost.models."
+        )
+    return cls
+
+
+def _find_class(name: str) -> type[SynthModel] | None:
+    """A ready-model class by name: exported by :mod:`pseudopost.models`, or defined in one of
+    its modules."""
+    import importlib
+    import pkgutil
+
+    from . import models
+
+    cls = getattr(models, name, None)
+    if cls is not None:
+        return cls
+    for info in pkgutil.iter_modules(models.__path__):
+        module = importlib.import_module(f"{models.__name__}.{info.name}")
+        cls = getattr(module, name, None)
+        if isinstance(cls, type) and issubclass(cls, SynthModel):
+            return cls
+    return None
+
+
+def _available(name: str) -> bool:
+    return _find_class(MODEL_NAMES[name]) is not None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The model chosen for one column, with the type detected and the reason."""
+
+    column: str
+    detected: str
+    model: object
+    reason: str
+
+
+def _skewness(x: np.ndarray) -> float:
+    return float(stats.skew(x)) if x.size > 2 and np.ptp(x) > 0 else 0.0
+
+
+def choose_model(
+    series: pd.Series,
+    column: str,
+    *,
+    conditioned: bool = True,
+    max_levels: int = 5,
+    amount_threshold: float = 1000.0,
+) -> Choice:
+    """A ready model for one column from its dtype and values (rules in the module docstring).
+
+    ``conditioned`` says whether the column has predictors (a categorical column without any
+    gets the Dirichlet-categorical when available).
+    """
+    _, info = encode_column(series, column)
+    n_levels = len(info.levels)
+    if info.kind == "ordinal":
+        return Choice(column, "ordinal", "ordinal", f"ordered categorical, {n_levels} levels")
+    if info.categorical:
+        if n_levels == 2:
+            return Choice(column, "binary", "logistic", f"two levels {list(info.levels)}")
+        return _categorical(column, f"{n_levels} unordered levels", conditioned)
+    x = series.to_numpy(dtype=np.float64)
+    distinct = np.unique(x)
+    if distinct.size == 2:
+        return Choice(column, "binary", "logistic", f"two values {distinct.tolist()}")
+    if info.kind == "integer" and distinct.size <= max_levels:
+        return _categorical(column, f"integer with {distinct.size} values", conditioned)
+    if x.min() < 0:
+        return Choice(column, "real", "normal", f"takes negative values (min {x.min():g})")
+    zeros = float(np.mean(x == 0))
+    amount = info.kind == "continuous" or x.max() >= amount_threshold
+    if amount:
+        if zeros > 0:
+            return Choice(
+                column,
+                "zero-inflated amount",
+                "hurdle_lognormal",
+                f"{100 * zeros:.1f} % zeros, positive amounts otherwise",
+            )
+        skew = _skewness(x)
+        if skew > 0.5:
+            return Choice(
+                column, "positive skewed", "lognormal", f"positive, skewness {skew:.2f}"
+            )
+        return Choice(column, "positive", "normal", f"positive, skewness {skew:.2f} <= 0.5")
+    if zeros > 0.5 and _available("hurdle_count"):
+        return Choice(
+            column, "zero-inflated count", "hurdle_count", f"{100 * zeros:.1f} % zeros"
+        )
+    return Choice(
+        column,
+        "count",
+        "negative_binomial",
+        f"non-negative integers (mean {x.mean():.3g}, variance {x.var():.3g})",
+    )
+
+
+def _categorical(column: str, reason: str, conditioned: bool) -> Choice:
+    if not conditioned and _available("dirichlet_categorical"):
+        return Choice(column, "categorical", "dirichlet_categorical", reason + ", no predictors")
+    return Choice(column, "categorical", "categorical", reason)
+
+
+@dataclass
+class SynthesisResult:
+    """What :func:`synthesize` returns.
+
+    Attributes
+    ----------
+    synthetic : DataFrame or list of DataFrame
+        The synthetic data (one frame for ``m == 1``).
+    choices : DataFrame
+        One row per column: ``column``, ``role`` (synthetic, marginal, kept), ``detected``,
+        ``model``, ``reason``, ``as_predictor`` (how later columns see it).
+    result : PseudoPosteriorResult
+        The fitted mechanism (``epsilon``, ``lipschitz``, ``alpha``, ``datatree``, ...).
+    model : SequentialModel
+    """
+
+    synthetic: pd.DataFrame | list[pd.DataFrame]
+    choices: pd.DataFrame
+    result: object
+    model: SequentialModel
+
+    @property
+    def epsilon(self) -> float:
+        return self.result.epsilon
+
+    @property
+    def unweighted_epsilon(self) -> float:
+        return self.result.unweighted_epsilon
+
+    @property
+    def lipschitz(self):
+        return self.result.lipschitz
+
+    @property
+    def synthetic_columns(self) -> list[str]:
+        return list(self.choices.loc[self.choices.role != "kept", "column"])
+
+    @property
+    def kept_columns(self) -> list[str]:
+        return list(self.choices.loc[self.choices.role == "kept", "column"])
+
+    def synthesize(
+        self, m: int = 1, seed: SeedLike = None, *, weighted: bool = True
+    ) -> pd.DataFrame | list[pd.DataFrame]:
+        """More synthetic datasets from the weighted posterior, or (``weighted=False``) from the
+        unweighted posterior of the risk step: the unweighted synthesizer, whose privacy loss
+        is ``unweighted_epsilon``, for comparison."""
+        if weighted:
+            return self.result.synthesize(m, seed)
+        return synthesize_unweighted(self.result, m, seed)
+
+
+def synthesize_unweighted(result, m: int = 1, seed: SeedLike = None):
+    """Synthetic data from the *unweighted* posterior kept in a PseudoPosteriorResult (the
+    ``risk_posterior`` group): the unweighted synthesizer, for comparison; each dataset
+    carries ``result.unweighted_epsilon``."""
+    m = check_positive_int(m, "m")
+    rng = as_generator(seed)
+    post = result.datatree["risk_posterior"].to_dataset()
+    total = post.sizes["chain"] * post.sizes["draw"]
+    if m > total:
+        raise ValueError(f"'m'={m} exceeds the {total} unweighted posterior draws.")
+    chosen = np.sort(rng.choice(total, size=m, replace=False))
+    fitted = result._fitted
+    fitted.restore_data()
+    frames = fitted.model.simulate(
+        fitted.prepared, fitted.base, post, chosen, int(rng.integers(2**31 - 1))
+    )
+    return frames[0] if m == 1 else frames
+
+
+def _model_name(spec) -> str:
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, type):
+        return spec.__name__
+    return repr(spec)
+
+
+def _check_models(frame: pd.DataFrame, models) -> dict[str, object]:
+    if models is None:
+        return {}
+    if not isinstance(models, Mapping):
+        raise TypeError(f"'models' must be a mapping column -> model. Got {type(models).__name__}.")
+    unknown = [c for c in models if c not in frame.columns]
+    if unknown:
+        raise ValueError(
+            f"'models' names column(s) {unknown} that are not in 'frame' "
+            f"(columns: {list(frame.columns)})."
+        )
+    out = dict(models)
+    for col, spec in out.items():
+        if isinstance(spec, str):
+            model_class(spec, col)
+        elif not (
+            isinstance(spec, SynthModel) or (isinstance(spec, type) and issubclass(spec, SynthModel))
+        ):
+            raise TypeError(
+                f"The model for column '{col}' must be a model name, a ready-model class or "
+                f"instance. Got {spec!r}."
+            )
+    return out
+
+
+def synthesize(
+    frame: pd.DataFrame,
+    *,
+    order: Sequence[str] | None = None,
+    models: Mapping[str, object] | None = None,
+    keep: Sequence[str] = (),
+    unmodelled: Literal["keep", "marginal"] = "keep",
+    transforms: Mapping[str, object] | None = None,
+    m: int = 1,
+    scale: float = 1.0,
+    shift: float = 0.0,
+    target_epsilon: float | None = None,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 2,
+    sampler: Literal["nutpie", "nutpie-jax", "pymc"] = "nutpie",
+    seed: SeedLike = None,
+    progress: bool | None = None,
+) -> SynthesisResult:
+    r"""Synthesize a mixed-type frame record by record with the risk-weighted pseudo posterior.
+
+    Parameters
+    ----------
+    frame
+        The confidential data (not modified). No missing values; at least two rows.
+    order
+        Columns to synthesize, in synthesis order (default: every column not in ``keep``, in
+        the frame's order: fully synthetic). Column j is conditioned on the kept columns and
+        on columns 1..j-1.
+    models
+        Overrides of the automatic choice, column -> name (``"lognormal"``, ``"categorical"``,
+        ... see :data:`MODEL_NAMES`), ready-model class or instance (an instance conditions on
+        exactly its own ``predictors``).
+    keep
+        Columns released as given (they condition every synthesized column).
+    unmodelled
+        Columns neither in ``order`` nor in ``keep``: ``"keep"`` (released as given) or
+        ``"marginal"`` (synthesized from their marginal).
+    transforms
+        Public predictor transforms (see :class:`SequentialModel`); default ``log1p`` for
+        columns modelled on the log scale.
+    m, scale, shift, target_epsilon, sampler
+        Number of synthetic datasets (composing to :math:`m\,\varepsilon`) and the mechanism's
+        options (:class:`~pseudopost.PseudoPosterior`).
+    draws, tune, chains, seed, progress
+        Sampling; one ``seed`` drives fitting and synthesis.
+
+    Returns
+    -------
+    SynthesisResult
+        ``synthetic``, ``choices`` (the table of column, role, detected type, model, reason),
+        ``result`` (epsilon, per-record Lipschitz bounds, weights, diagnostics).
+
+    Notes
+    -----
+    Privacy: ``result.epsilon`` is the local :math:`\varepsilon_x = 2\max_i\Delta_i` of the
+    whole record (add/remove one record; range-restricted paper eq. 1-2), per synthetic
+    dataset; the automatic choices are read from the data outside the accountant (see the
+    module docstring).
+    """
+    check_frame(frame, "frame", min_rows=2)
+    bad = [c for c in frame.columns if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"Column names of 'frame' must be strings; got {bad!r}.")
+    keep = list(SequentialModel._names(keep, "keep"))
+    missing = [c for c in keep if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"'keep' names column(s) {missing} that are not in 'frame' "
+            f"(columns: {list(frame.columns)})."
+        )
+    if order is None:
+        order = [c for c in frame.columns if c not in keep]
+    order = SequentialModel._names(order, "order")
+    missing = [c for c in order if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"'order' names column(s) {missing} that are not in 'frame' "
+            f"(columns: {list(frame.columns)})."
+        )
+    if unmodelled not in ("keep", "marginal"):
+        raise ValueError(f"'unmodelled' must be 'keep' or 'marginal'. Got {unmodelled!r}.")
+    m = check_positive_int(m, "m")
+    given = _check_models(frame, models)
+    for c in frame.columns:  # missing values and unsupported dtypes, before choosing
+        encode_column(frame[c], c)
+
+    rest = [c for c in frame.columns if c not in order and c not in keep]
+    marginal = rest if unmodelled == "marginal" else []
+    idle = [c for c in given if c not in order and c not in marginal]
+    if idle:
+        raise ValueError(
+            f"'models' gives a model for column(s) {idle}, which are not synthesized; add them "
+            f"to 'order' (or use unmodelled='marginal')."
+        )
+    kept = keep + ([] if unmodelled == "marginal" else rest)
+    rows, specs = [], {}
+    for j, col in enumerate([*marginal, *order]):
+        conditioned = col in order and (bool(kept) or bool(marginal) or order.index(col) > 0)
+        auto = choose_model(frame[col], col, conditioned=conditioned)
+        if col in given:
+            spec, reason = given[col], "given by the user"
+        else:
+            spec, reason = auto.model, auto.reason
+        specs[col] = spec
+        role = "marginal" if col in marginal else "synthetic"
+        rows.append((col, role, auto.detected, _model_name(spec), reason))
+    for col in kept:
+        rows.append((col, "kept", choose_model_type(frame[col], col), "-", "released as given"))
+    tr = dict(transforms or {})
+    for col, spec in specs.items():
+        name = spec if isinstance(spec, str) else ""
+        if col not in tr and name in _LOG_SCALE:
+            tr[col] = "log1p"
+    choices = pd.DataFrame(rows, columns=["column", "role", "detected", "model", "reason"])
+    choices["as_predictor"] = [_as_predictor(frame, c, tr, specs.get(c)) for c in choices.column]
+    choices = choices.set_index("column").loc[list(frame.columns)].reset_index()
+
+    model = SequentialModel(
+        order,
+        {c: specs[c] for c in [*marginal, *order]},
+        keep=keep,
+        unmodelled=unmodelled,
+        transforms=tr,
+    )
+    from .mechanism import PseudoPosterior
+
+    rng = as_generator(seed)
+    fit_seed, synth_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
+    result = PseudoPosterior(
+        model, scale, shift, target_epsilon=target_epsilon, sampler=sampler
+    ).fit(frame, draws=draws, tune=tune, chains=chains, seed=fit_seed, progress=progress)
+    synthetic = result.synthesize(m, seed=synth_seed)
+    return SynthesisResult(synthetic, choices, result, model)
+
+
+def choose_model_type(series: pd.Series, column: str) -> str:
+    """The detected type of a column (as in :func:`choose_model`), for the choices table."""
+    return choose_model(series, column).detected
+
+
+def _as_predictor(frame: pd.DataFrame, col: str, transforms: Mapping, spec) -> str:
+    t = transforms.get(col)
+    if t == "codes":
+        return "integer codes"
+    if isinstance(t, tuple):
+        return f"(x - {t[0]:g}) / {t[1]:g}"
+    if t is not None:
+        return f"{t}(x)"
+    s = frame[col]
+    numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+    if numeric and not (spec is not None and categorical_spec(spec)):
+        return "as given"
+    _, info = encode_column(s, col, as_categorical=True) if numeric else encode_column(s, col)
+    return f"one-hot, reference {info.levels[0]!r}"
