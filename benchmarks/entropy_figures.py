@@ -430,16 +430,36 @@ def plot_all(results: dict) -> dict[str, plt.Figure]:
     return figs
 
 
-def run_all(seed: int = 0) -> dict:
-    """Compute every figure's data; prints the time each took."""
+# Sizes of the notebook's small mode (CI): the same computations on fewer points and repetitions.
+SMALL_SIZES = {
+    "figure1": {
+        "k_values": (10, 30),
+        "gammas": (1.5, 4.0, 16.0),
+        "n_records": 1000,
+        "n_candidates": 40,
+    },
+    "figure4": {"ns": (50, 200, 1000), "n_histograms": 10},
+    "figure5": {"epsilons": (0.1, 1.0, 5.0), "n_reps": 10},
+    "figure6": {"bins_list": (5, 30, 100), "n_reps": 10},
+    "figure7": {"epsilons": (0.5, 2.0, 10.0), "n_releases": 60, "n_repeats": 2, "n_trials": 100},
+}
+
+
+def run_all(seed: int = 0, small: bool = False) -> dict:
+    """Compute every figure's data; prints the time each took.
+
+    ``small=True`` uses the reduced sizes in :data:`SMALL_SIZES` (seconds instead of a minute; the
+    notebook's CI mode); the default is the full size of the paper's figures.
+    """
+    kw = SMALL_SIZES if small else {}
     steps = {
-        "figure1": lambda: figure1_pass_rate(seed=seed),
+        "figure1": lambda: figure1_pass_rate(seed=seed, **kw.get("figure1", {})),
         "figure2": lambda: figure2_wiener(seed=seed),
         "figure3": figure3_bound,
-        "figure4": lambda: figure4_empirical_sensitivity(seed=seed),
-        "figure5": lambda: figure5_baselines(seed=seed),
-        "figure6": lambda: figure6_bins(seed=seed),
-        "figure7": lambda: figure7_attacks(seed=seed),
+        "figure4": lambda: figure4_empirical_sensitivity(seed=seed, **kw.get("figure4", {})),
+        "figure5": lambda: figure5_baselines(seed=seed, **kw.get("figure5", {})),
+        "figure6": lambda: figure6_bins(seed=seed, **kw.get("figure6", {})),
+        "figure7": lambda: figure7_attacks(seed=seed, **kw.get("figure7", {})),
         "table_multi_dataset": lambda: table_multi_dataset(seed=seed),
     }
     out = {}

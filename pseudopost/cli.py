@@ -6,7 +6,9 @@ release from a spec), ``validate SPEC.toml`` (check a spec and its data without 
 budget spent per dataset). Exit status: 0 success, 2 bad spec or data (one line naming the key
 and the fix; nothing is created), 3 budget refused (nothing is created, ledger unchanged),
 4 the release failed after fitting (e.g. non-finite synthetic values; nothing is created, ledger
-unchanged), 5 ``account`` disagrees with the saved epsilon.
+unchanged), 5 ``account`` disagrees with the saved epsilon. ``account`` on a REPS, PRISM or
+entropy release exits 2 saying there is no posterior to re-account (their (epsilon, delta) is
+fixed by the noise calibration, see their privacy.json).
 """
 
 from __future__ import annotations

@@ -39,6 +39,7 @@ from ._validation import check_in_interval, check_positive, check_positive_int
 from .models.base import Prepared, SynthModel
 from .models.custom import PyMCModel
 from .models.loglik import RecordFunction, stack_draws
+from .models.sufficient import SufficientSampler, total_statistics, unsupported_reason
 from .models.weighting import value_of, weighted_model
 from .privacy.calibration import KHAT_MAX, CalibrationReport, psis_scale_search
 from .privacy.decomposition import (
@@ -165,6 +166,11 @@ class PseudoPosteriorResult:
     def model(self) -> SynthModel:
         return self._fitted.model
 
+    @property
+    def likelihood(self) -> str:
+        """``"sufficient"`` or ``"full"``: how the posteriors were fitted."""
+        return str(self.datatree.attrs["likelihood"])
+
     def summary(self) -> pd.DataFrame:
         """ArviZ summary of the weighted posterior (raw numbers)."""
         import arviz as az
@@ -232,6 +238,14 @@ class PseudoPosterior:
         ``"pymc"``.
     max_bytes
         Memory budget of the accountant's blocks (float64 values alive at once).
+    likelihood
+        How the posterior is fitted. ``"auto"`` (default): from weighted sufficient statistics
+        when the model has them (normal, log-normal, Poisson with few unique predictor rows:
+        :mod:`pseudopost.models.sufficient`) and there is no censoring, so MCMC cost does not
+        grow with n; otherwise the full per-record model. ``"full"`` forces the per-record
+        model; ``"sufficient"`` requires the fast path (error if unavailable). Both give the same
+        posterior; the accountant visits every record either way. The path used is in
+        ``result.likelihood`` and ``datatree.attrs["likelihood"]``.
     """
 
     def __init__(
@@ -252,6 +266,7 @@ class PseudoPosterior:
         exclude_quantile: float | None = None,
         sampler: Literal["nutpie", "nutpie-jax", "pymc"] = "nutpie",
         max_bytes: int = DEFAULT_MAX_BYTES,
+        likelihood: Literal["auto", "full", "sufficient"] = "auto",
     ) -> None:
         if isinstance(model, pm.Model):
             model = PyMCModel(model)
@@ -302,6 +317,19 @@ class PseudoPosterior:
             raise ValueError(f"The 'sampler' parameter must be one of {SAMPLERS}. Got {sampler!r}.")
         self.sampler = sampler
         self.max_bytes = check_positive_int(max_bytes, "max_bytes", minimum=8)
+        if likelihood not in LIKELIHOODS:
+            raise ValueError(
+                f"The 'likelihood' parameter must be one of {LIKELIHOODS}. Got {likelihood!r}."
+            )
+        if likelihood == "sufficient":
+            reason = (
+                "censoring clips each record's contribution, which no sum preserves"
+                if self.censor_epsilon is not None
+                else unsupported_reason(model)
+            )
+            if reason is not None:
+                raise ValueError(f"likelihood='sufficient' is not available: {reason}.")
+        self.likelihood = likelihood
 
     def __repr__(self) -> str:
         extra = ""
@@ -360,7 +388,10 @@ class PseudoPosterior:
 
         t0 = time.perf_counter()
         bound = None if self.censor_epsilon is None else self.censor_epsilon / 2.0
-        base, sampler, loglik = _compiled(self.model, prepared, bound is not None, self.sampler)
+        path, path_note = self._likelihood_path(prepared)
+        base, sampler, loglik = _compiled(
+            self.model, prepared, bound is not None, self.sampler, path == "sufficient"
+        )
         timings["compile"] = time.perf_counter() - t0
         fitted = _Fitted(
             self.model,
@@ -428,7 +459,22 @@ class PseudoPosterior:
         tree = _assemble(
             self, fitted, unweighted, fit, risk, decomp, lip, kept, bounds, calibration
         )
+        tree.attrs.update(likelihood=path, likelihood_note=path_note)
         return PseudoPosteriorResult(tree, diagnostics, timings, fitted, kept, calibration)
+
+    def _likelihood_path(self, prepared: Prepared) -> tuple[str, str]:
+        """("sufficient" | "full", why): the fast path whenever allowed and available."""
+        if self.likelihood == "full":
+            return "full", "per-record likelihood (likelihood='full')"
+        if self.censor_epsilon is not None:
+            reason = "censoring clips each record's contribution, which no sum preserves"
+        else:
+            reason = unsupported_reason(self.model, prepared)
+        if reason is None:
+            return "sufficient", "fitted from weighted sufficient statistics (exact)"
+        if self.likelihood == "sufficient":
+            raise ValueError(f"likelihood='sufficient' is not available: {reason}.")
+        return "full", f"per-record likelihood: {reason}"
 
     def _decomposition(self, fitted, unweighted, bounds, bound, seed) -> Decomposition:
         if bound is not None:
@@ -508,18 +554,74 @@ class _Fit:
 _NO_CENSOR = 1e300  # censor bound used for the unweighted (ordinary) posterior
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 8
+_STATS_CACHE: OrderedDict = OrderedDict()
+LIKELIHOODS = ("auto", "full", "sufficient")
 
 
-def _compiled(model: SynthModel, prepared: Prepared, censored: bool, kind: str):
+class _StatisticsFit:
+    """The mechanism's sampler interface (weights in, draws out) on the sufficient-statistics
+    fast path: each fit reduces the records to weighted statistics, then samples from them."""
+
+    def __init__(self, model: SynthModel, stats_sampler: SufficientSampler) -> None:
+        self.model = model
+        self.stats_sampler = stats_sampler
+        self.arrays: dict[str, np.ndarray] = {}
+        self.data: dict[str, np.ndarray] = {}  # set by _compiled; unused here
+
+    @property
+    def kind(self) -> str:
+        return self.stats_sampler.kind
+
+    @property
+    def compilations(self) -> int:
+        return self.stats_sampler.compilations
+
+    def sample(self, weights, *, draws, tune, chains, seed, progress=False, censor_bound=None):
+        stats = total_statistics(self.model, self.arrays, weights)
+        return self.stats_sampler.sample(stats, draws, tune, chains, seed, progress)
+
+
+def _statistics_sampler(model: SynthModel, prepared: Prepared, kind: str) -> SufficientSampler:
+    """One compiled statistics model per model structure and sampler, whatever n."""
+    key = (repr(model), tuple(prepared.arrays), kind)
+    if key not in _STATS_CACHE:
+        stats = total_statistics(model, prepared.arrays, np.ones(prepared.n))
+        _STATS_CACHE[key] = SufficientSampler(model, stats, kind)
+        while len(_STATS_CACHE) > _CACHE_SIZE:
+            _STATS_CACHE.popitem(last=False)
+    _STATS_CACHE.move_to_end(key)
+    return _STATS_CACHE[key]
+
+
+def _compiled(
+    model: SynthModel, prepared: Prepared, censored: bool, kind: str, sufficient: bool = False
+):
     """The model's PyMC graph, compiled sampler and record function, reused across fits.
 
     Compilation (~10 s) is keyed by the model's *structure* (its repr, the record count, the
-    columns, censoring, sampler); a later fit on other data of the same shape swaps every data
-    variable in place (``pm.set_data`` and nutpie's ``with_data``) instead of recompiling.
+    columns, censoring, sampler, likelihood path); a later fit on other data of the same shape
+    swaps every data variable in place (``pm.set_data`` and nutpie's ``with_data``) instead of
+    recompiling. On the sufficient-statistics path the sampler is compiled once per structure
+    for every n (:func:`_statistics_sampler`) and reads the current records at each fit.
     """
+    entry = _compiled_entry(model, prepared, censored, kind, sufficient)
+    if sufficient:
+        entry[1].arrays = prepared.arrays
+    return entry
+
+
+def _compiled_entry(model, prepared, censored, kind, sufficient):
     fresh = model.build(prepared)
     struct = id(model.model) if isinstance(model, PyMCModel) else repr(model)
-    key = (type(model).__name__, struct, prepared.n, tuple(prepared.arrays), censored, kind)
+    key = (
+        type(model).__name__,
+        struct,
+        prepared.n,
+        tuple(prepared.arrays),
+        censored,
+        kind,
+        sufficient,
+    )
     if key in _CACHE:
         base, sampler, loglik = _CACHE[key]
         _CACHE.move_to_end(key)
@@ -530,7 +632,10 @@ def _compiled(model: SynthModel, prepared: Prepared, censored: bool, kind: str):
             loglik.refresh()
         return base, sampler, loglik
     bound = 1.0 if censored else None  # the bound itself is data, set per fit
-    sampler = Sampler(weighted_model(fresh, model.observed, censor_bound=bound), kind)
+    if sufficient:
+        sampler = _StatisticsFit(model, _statistics_sampler(model, prepared, kind))
+    else:
+        sampler = Sampler(weighted_model(fresh, model.observed, censor_bound=bound), kind)
     from .privacy.fused import record_function  # fused Numba kernel for the ready models
 
     entry = (fresh, sampler, record_function(model, fresh))

@@ -28,6 +28,8 @@ def _quiet_fit(mech, data=None, **kw):
 
 def test_simulation_weights_epsilon_and_positive_synthetic(sim_result):
     res = sim_result
+    assert res.likelihood == "sufficient"  # the default fast path for a log-normal model
+    assert res.datatree.attrs["likelihood"] == "sufficient"
     alpha = res.alpha.to_numpy()
     assert alpha.min() >= 0 and alpha.max() <= 1
     assert alpha.min() == 0.0 and alpha.max() == 1.0  # linear normalisation spans [0, 1]
@@ -80,20 +82,28 @@ def test_m_datasets_use_distinct_draws(sim_result):
     pd.testing.assert_frame_equal(sim_result.synthesize(m=3, seed=4)[2], out[2])
 
 
-def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch):
+@pytest.mark.parametrize("likelihood", ["full", "sufficient"])
+def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch, likelihood):
     import nutpie
 
-    from pseudopost import mechanism
+    from pseudopost import mechanism, sampling
 
     mechanism._CACHE.clear()
+    mechanism._STATS_CACHE.clear()
     calls = []
-    real = nutpie.compile_pymc_model
-    monkeypatch.setattr(
-        nutpie, "compile_pymc_model", lambda *a, **k: calls.append(1) or real(*a, **k)
-    )
+    if likelihood == "full":
+        real = nutpie.compile_pymc_model
+        monkeypatch.setattr(
+            nutpie, "compile_pymc_model", lambda *a, **k: calls.append(1) or real(*a, **k)
+        )
+    else:
+        real = sampling.compile_cached
+        monkeypatch.setattr(
+            sampling, "compile_cached", lambda *a, **k: calls.append(1) or real(*a, **k)
+        )
     data = sim_small.iloc[:150].copy()
     before = data.copy()
-    mech = PseudoPosterior(LogNormalRegression("x", ["z"]), reweight=True)
+    mech = PseudoPosterior(LogNormalRegression("x", ["z"]), reweight=True, likelihood=likelihood)
     r1 = _quiet_fit(mech, data, seed=9)
     # unweighted + weighted + reweighted fits share one compilation
     assert len(calls) == 1 and r1._fitted.sampler.compilations == 1
@@ -112,6 +122,66 @@ def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch):
     np.testing.assert_allclose(r4.synthesize(seed=0)["z"], other["z"])
     # an earlier result still synthesizes from its own data, not the data swapped in since
     pd.testing.assert_frame_equal(r1.synthesize(seed=2), first)
+    assert r1.likelihood == r4.likelihood == likelihood
+    if likelihood == "sufficient":  # the statistics model does not depend on n either
+        r5 = _quiet_fit(mech, sim_small.iloc[:90], seed=9)
+        assert len(calls) == 1 and r5.risk.shape == (90,)
+
+
+def test_both_likelihood_paths_give_the_same_epsilon_within_monte_carlo_error(sim_small):
+    """Same data and fixed weights: per-chain epsilons (independent estimates, recomputed by
+    brute force with SciPy) of the full and the sufficient-statistics fits agree (Welch t)."""
+    from scipy import stats
+
+    data = sim_small.iloc[:150]
+    alpha = np.random.default_rng(8).uniform(0.2, 1.0, len(data))
+    z, x = data["z"].to_numpy(), data["x"].to_numpy()
+    per_chain = {}
+    for likelihood in ("full", "sufficient"):
+        mech = PseudoPosterior(LogNormalRegression("x", ["z"]), likelihood=likelihood)
+        res = _quiet_fit(mech, data, weights=alpha, seed=5, chains=4, draws=300, tune=300)
+        assert res.likelihood == likelihood
+        post = res.posterior
+        b0, s = (post[k].to_numpy()[..., None] for k in ("intercept", "sigma"))
+        b1 = post["beta"].isel(predictor=0).to_numpy()[..., None]
+        f = stats.lognorm(s=s, scale=np.exp(b0 + b1 * z)).logpdf(x)  # (chain, draw, record)
+        eps = 2 * (alpha * np.abs(f).max(axis=1)).max(axis=1)
+        assert res.epsilon == pytest.approx(eps.max(), rel=1e-8)
+        per_chain[likelihood] = eps
+    test = stats.ttest_ind(per_chain["full"], per_chain["sufficient"], equal_var=False)
+    assert test.pvalue > 1e-3, per_chain
+
+
+def test_likelihood_path_choice(sim_small):
+    model = LogNormalRegression("x", ["z"])
+    prepared = model.prepare(sim_small)
+    path = lambda **kw: PseudoPosterior(model, **kw)._likelihood_path(prepared)  # noqa: E731
+    assert path()[0] == "sufficient"
+    assert path(likelihood="full") == ("full", "per-record likelihood (likelihood='full')")
+    kind, note = path(censor_epsilon=4.0)
+    assert kind == "full" and "censoring" in note
+    nb = NegativeBinomialRegression("x")
+    assert (
+        "NegativeBinomialRegression has no sufficient"
+        in PseudoPosterior(nb)._likelihood_path(nb.prepare(sim_small.assign(x=1.0)))[1]
+    )
+    with pytest.raises(ValueError, match=r"likelihood='sufficient' is not available.*Negative"):
+        PseudoPosterior(nb, likelihood="sufficient")
+
+
+def test_sufficient_on_a_poisson_design_with_too_many_rows_fails_before_work(monkeypatch, rng):
+    import nutpie
+
+    from pseudopost import sampling
+    from pseudopost.models.sufficient import MAX_UNIQUE_ROWS
+
+    monkeypatch.setattr(nutpie, "compile_pymc_model", lambda *a, **k: pytest.fail("compiled"))
+    monkeypatch.setattr(sampling, "compile_cached", lambda *a, **k: pytest.fail("compiled"))
+    n = MAX_UNIQUE_ROWS + 10
+    df = pd.DataFrame({"z": rng.normal(size=n), "c": rng.poisson(2.0, n)})
+    mech = PseudoPosterior(PoissonRegression("c", ["z"]), likelihood="sufficient")
+    with pytest.raises(ValueError, match=f"{n} unique predictor rows"):
+        mech.fit(df, draws=10)
 
 
 def test_draw_exclusion_lowers_epsilon_and_is_used_in_synthesis(sim_small):
@@ -147,6 +217,7 @@ def test_count_models_synthesize_counts(rng, cls):
     z = rng.normal(size=80)
     df = pd.DataFrame({"z": z, "n": rng.poisson(np.exp(1 + 0.4 * z))})
     res = _quiet_fit(PseudoPosterior(cls("n", ["z"])), df, seed=3)
+    assert res.likelihood == ("sufficient" if cls is PoissonRegression else "full")
     syn = res.synthesize(seed=1)
     assert syn["n"].dtype == np.int64 and (syn["n"] >= 0).all()
     assert res.epsilon <= res.unweighted_epsilon
@@ -219,9 +290,11 @@ def test_poor_diagnostics_warn_naming_fit_and_parameter(sim_small):
 def test_bad_data_is_refused_before_sampling(frame, model, exc, msg, monkeypatch):
     import nutpie
 
-    monkeypatch.setattr(
-        nutpie, "compile_pymc_model", lambda *a, **k: pytest.fail("work started before validation")
-    )
+    from pseudopost import sampling
+
+    fail = lambda *a, **k: pytest.fail("work started before validation")  # noqa: E731
+    monkeypatch.setattr(nutpie, "compile_pymc_model", fail)
+    monkeypatch.setattr(sampling, "compile_cached", fail)
     before = frame.copy()
     with pytest.raises(exc, match=msg):
         PseudoPosterior(model).fit(frame, draws=10)
@@ -236,6 +309,8 @@ def test_bad_data_is_refused_before_sampling(frame, model, exc, msg, monkeypatch
         ({"normalisation": "rank"}, "method"),
         ({"exclude_quantile": 0.0}, "exclude_quantile"),
         ({"sampler": "stan"}, "sampler"),
+        ({"likelihood": "fast"}, "'likelihood' parameter must be one of"),
+        ({"likelihood": "sufficient", "censor_epsilon": 4.0}, "censoring clips"),
     ],
 )
 def test_bad_mechanism_arguments(kwargs, msg):

@@ -23,17 +23,20 @@ neighbours; one synthetic dataset per posterior draw, m datasets compose to
 :math:`m\varepsilon_x`).
 
 Memory: bounded by a few blocks and partitions. The only arrays held whole are the posterior
-draws (M x parameters) and the per-draw maxima (M). Per-record quantities (risk, weights,
-Lipschitz bounds) are lazy Dask arrays: each pass that needs them recomputes them from the data
-(the risk kernel runs again in the weighted-statistics and accountant passes), unless
-``workdir`` is given, where the risk is written once as a NumPy stack (``da.to_npy_stack``, 8
-bytes per record on disk) and read back block by block; on a cluster ``workdir`` must be visible
-to every worker.
+draws (M x parameters), the per-draw maxima (M) and the statistics. Per-record quantities
+(risk, weights, Lipschitz bounds) are lazy Dask arrays. The risk, which the weighted-statistics
+and accountant passes both need, is written once to disk as a NumPy stack (``da.to_npy_stack``,
+8 bytes per record) in ``workdir`` and read back block by block; by default a temporary folder
+that lives as long as the result, on the local scheduler. On a distributed cluster (whose
+workers may not share a disk) the default is ``workdir=False``: the risk is recomputed from
+the data in each pass that needs it (two more kernel passes); pass a folder every worker sees to
+store it instead.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -90,6 +93,7 @@ class DaskPseudoPosteriorResult:
     _lipschitz: da.Array = field(repr=False)
     _kept: np.ndarray = field(repr=False)
     client: object = field(default=None, repr=False)
+    _workdir: object = field(default=None, repr=False)  # keeps a temporary folder alive
 
     @property
     def epsilon(self) -> float:
@@ -102,6 +106,11 @@ class DaskPseudoPosteriorResult:
     @property
     def posterior(self) -> xr.Dataset:
         return self.datatree["posterior"].to_dataset()
+
+    @property
+    def likelihood(self) -> str:
+        """Always ``"sufficient"``: the Dask backend fits from sufficient statistics."""
+        return "sufficient"
 
     @property
     def lipschitz(self) -> xr.DataArray:
@@ -118,6 +127,11 @@ class DaskPseudoPosteriorResult:
     @property
     def alpha(self) -> xr.DataArray:
         return xr.DataArray(self._alpha, dims="record", name="alpha")
+
+    @property
+    def alpha_star(self) -> xr.DataArray:
+        """Weights of the fitted posterior (equal to alpha: no range averaging here)."""
+        return self.alpha
 
     def summary(self) -> pd.DataFrame:
         """ArviZ summary of the weighted posterior (raw numbers)."""
@@ -237,6 +251,34 @@ def _check_supported(mech, model: SynthModel, weights) -> None:
     kernel_for(model, Unrestricted())
 
 
+def _workdir(workdir, client):
+    """(folder or None, TemporaryDirectory to keep alive or None) for the stored risk."""
+    if workdir is False or (workdir is None and _distributed(client)):
+        return None, None
+    if workdir is None or workdir is True:
+        owned = tempfile.TemporaryDirectory(prefix="pseudopost-dask-")
+        return Path(owned.name), owned
+    if not isinstance(workdir, (str, os.PathLike)):
+        raise TypeError(f"'workdir' must be a folder path, False or None. Got {workdir!r}.")
+    work = Path(workdir)
+    if work.exists() and (not work.is_dir() or any(work.iterdir())):
+        raise ValueError(f"'workdir' {str(work)!r} exists and is not an empty folder.")
+    return work, None
+
+
+def _distributed(client) -> bool:
+    """Whether computations go to a distributed cluster (given, or the active client)."""
+    if client is not None:
+        return True
+    try:
+        from distributed import get_client
+
+        get_client()
+    except (ImportError, ValueError):
+        return False
+    return True
+
+
 def _store(x: da.Array, workdir: Path | None, name: str) -> da.Array:
     """``x`` written once to ``workdir/name`` and read back lazily (identity without workdir)."""
     if workdir is None:
@@ -269,13 +311,13 @@ def fit_dask(
     weights: np.ndarray | None = None,
     progress: bool | None = None,
     client=None,
-    workdir: str | os.PathLike | None = None,
+    workdir: str | os.PathLike | bool | None = None,
 ) -> DaskPseudoPosteriorResult:
     """Run ``mech`` (a :class:`~pseudopost.PseudoPosterior`) on Dask records (module docstring).
 
     ``client``: a ``distributed.Client`` to run on (default: the active client, else the local
-    threaded scheduler). ``workdir``: an empty or new folder for the stored risk (see the
-    module docstring). Seeds are derived as in :meth:`PseudoPosterior.fit`, so the same seed
+    threaded scheduler). ``workdir``: a new or empty folder for the stored risk, ``False`` to
+    recompute it instead, ``None`` for the default (module docstring). Seeds are derived as in :meth:`PseudoPosterior.fit`, so the same seed
     gives the same epsilon and synthetic data as the in-memory sufficient-statistics run.
     """
     draws = check_positive_int(draws, "draws")
@@ -285,9 +327,7 @@ def fit_dask(
     _check_supported(mech, model, weights)
     if client is not None and not hasattr(client, "get"):
         raise TypeError(f"'client' must be a distributed.Client. Got {type(client).__name__}.")
-    work = None if workdir is None else Path(workdir)
-    if work is not None and work.exists() and any(work.iterdir()):
-        raise ValueError(f"'workdir' {str(work)!r} exists and is not empty; give a new folder.")
+    work, owned = _workdir(workdir, client)
     rng = as_generator(seed)
     seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=5 + mech.max_refits)]
     progress = interactive() if progress is None else bool(progress)
@@ -301,7 +341,7 @@ def fit_dask(
         timings["statistics"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        sampler = _sampler(model, stats, mech.sampler)
+        sampler = _sampler(model, records, stats, mech.sampler)
         timings["compile"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         unweighted = sampler.sample(stats, draws, tune, chains, seeds[0], progress)
@@ -350,21 +390,27 @@ def fit_dask(
         d.warn()
     tree = _assemble(mech, records, unweighted, weighted, per_draw, kept, epsilon, summary)
     return DaskPseudoPosteriorResult(
-        tree, diagnostics, timings, model, records, risk, alpha, lipschitz, kept, client
+        tree, diagnostics, timings, model, records, risk, alpha, lipschitz, kept, client, owned
     )
 
 
 _SAMPLERS: dict = {}
 
 
-def _sampler(model: SynthModel, stats, kind: str) -> SufficientSampler:
-    """The compiled sufficient-statistics sampler, compiled once per model structure (its
-    statistics' shapes do not depend on n) and reused: every fit swaps the statistics in."""
-    shapes = tuple((k, np.shape(v)) for k, v in sorted(stats.items()) if k != "rows")
-    key = (type(model).__name__, repr(model), kind, shapes)
-    if key not in _SAMPLERS:
-        _SAMPLERS[key] = SufficientSampler(model, stats, kind)
-    return _SAMPLERS[key]
+def _sampler(model: SynthModel, records: DaskRecords, stats, kind: str) -> SufficientSampler:
+    """The compiled sufficient-statistics sampler: the in-memory mechanism's, compiled once per
+    model structure whatever n (the statistics are swapped in at every fit), so a Dask run
+    after an in-memory run (or the reverse) does not compile again."""
+    try:
+        from ..mechanism import _statistics_sampler
+    except ImportError:  # pragma: no cover - an older mechanism without the shared cache
+        key = (repr(model), tuple(records.columns), kind)
+        if key not in _SAMPLERS:
+            _SAMPLERS[key] = SufficientSampler(model, stats, kind)
+        return _SAMPLERS[key]
+    head = records.matrix[:2].compute()  # two records: the cache builds its first statistics
+    arrays = {c: np.ascontiguousarray(head[:, j]) for j, c in enumerate(records.columns)}
+    return _statistics_sampler(model, Prepared(arrays, 2, pd.RangeIndex(2)), kind)
 
 
 def _maybe(tree: xr.DataTree) -> xr.Dataset | None:

@@ -13,7 +13,11 @@ r"""Utility and disclosure risk of whole synthetic records (mixed categorical / 
   difference synthetic minus real, with plots of marginals and of that difference.
 * Identification risk over key variables (Hu 2019): expected match risk and true match rate of
   :func:`pseudopost.release.disclosure.identification_risk`, for several synthesizers and
-  outcomes. A categorical outcome matches only on equal levels (radius 0).
+  outcomes (meaningful when synthetic row i is the synthetic version of real record i, i.e. the
+  keys are kept or drawn conditionally on record i's kept columns). A categorical outcome
+  matches only on equal levels (radius 0). For fully synthetic records, where rows do not
+  correspond, :func:`match_risk_table` reports how often a synthetic record singles out one real
+  record on the keys (:func:`pseudopost.release.disclosure.match_risk`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ __all__ = [
     "correlation_ratio",
     "cramers_v",
     "identification_risk_table",
+    "match_risk_table",
     "plot_association_difference",
     "plot_marginals",
     "total_variation",
@@ -280,4 +285,35 @@ def identification_risk_table(
     return pd.DataFrame(
         rows,
         columns=["synthesizer", "outcome", "expected_match_risk", "true_match_rate", "records"],
+    )
+
+
+def match_risk_table(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame | Mapping[str, pd.DataFrame],
+    keys: Sequence[str],
+    radius: float = 0.1,
+) -> pd.DataFrame:
+    """Key-matching risk of fully synthetic records, one row per synthetic dataset: shares of
+    synthetic records matching exactly one real record, of real records singled out that way,
+    and of real records matched at all (:func:`pseudopost.release.disclosure.match_risk`)."""
+    from ..release.disclosure import match_risk
+
+    groups = _as_groups(synthetic)
+    if isinstance(keys, str):
+        raise TypeError("'keys' must be a sequence of column names, not a string.")
+    rows = []
+    for label, syn in groups.items():
+        risk = match_risk(real, syn, list(keys), radius)
+        rows.append(
+            (
+                label,
+                risk["unique_match_share"],
+                risk["singled_out_share"],
+                risk["matched_share"],
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=["synthesizer", "unique_match_share", "singled_out_share", "matched_share"],
     )

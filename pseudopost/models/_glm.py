@@ -85,9 +85,11 @@ class GLM(SynthModel):
     def _first_bad(self, data: pd.DataFrame, mask: np.ndarray, expected: str) -> None:
         if mask.any():
             i = int(np.flatnonzero(mask)[0])
+            value = data[self.outcome].iloc[i]
+            value = value.item() if isinstance(value, np.generic) else value
             raise ValueError(
                 f"Column '{self.outcome}' must be {expected} for {type(self).__name__}; row "
-                f"{data.index[i]!r} has {data[self.outcome].iloc[i]!r} "
+                f"{data.index[i]!r} has {value!r} "
                 f"({int(mask.sum())} such value(s))."
             )
 

@@ -10,7 +10,7 @@ absent from both can ever be synthesized.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from .._validation import check_columns, check_finite_numeric, check_frame
 from ._glm import GLM
 from .base import Prepared
 
-__all__ = ["LevelGLM", "decode_levels", "level_indicator"]
+__all__ = ["LevelGLM", "decode_levels", "invert_cdf", "level_indicator"]
 
 
 def _observed_levels(s: pd.Series, name: str, ordered_only: bool) -> tuple:
@@ -55,6 +55,11 @@ def decode_levels(codes: np.ndarray, levels: Sequence, dtype: object, index: pd.
     values = np.empty(len(levels), dtype=object)
     values[:] = list(levels)
     return pd.Series(values[k], index=index).astype(dtype)
+
+
+def invert_cdf(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Smallest code k with F(k) >= u, from the CDF at codes 0..K-2 (shape (n, K-1))."""
+    return (np.asarray(cdf) < np.asarray(u)[:, None]).sum(axis=1).astype(np.float64)
 
 
 def level_indicator(value: pt.TensorVariable, k: int) -> pt.TensorVariable:
@@ -145,15 +150,3 @@ class LevelGLM(GLM):
             frame.index,
         )
         return frame[self.columns]
-
-    @staticmethod
-    def invert_cdf(cdf: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Smallest code k with F(k) >= u, from the CDF at codes 0..K-2 (shape (n, K-1))."""
-        return (np.asarray(cdf) < np.asarray(u)[:, None]).sum(axis=1).astype(np.float64)
-
-    def level_coords(self, prepared_levels: Sequence, prefix: str, name: str) -> dict:
-        return {f"{prefix}{name}": [str(v) for v in prepared_levels]}
-
-
-def _params(params: Mapping[str, np.ndarray], name: str) -> np.ndarray:
-    return np.asarray(params[name], dtype=np.float64)

@@ -29,7 +29,7 @@ import pytensor.tensor as pt
 from scipy import special
 
 from .._validation import check_positive
-from ._levels import LevelGLM, level_indicator
+from ._levels import LevelGLM, invert_cdf, level_indicator
 from .base import Prepared
 
 __all__ = ["CategoricalRegression", "DirichletCategorical"]
@@ -60,7 +60,7 @@ class _Unordered(LevelGLM):
 
     def draw_codes(self, probs: np.ndarray, u: np.ndarray) -> np.ndarray:
         cdf = np.cumsum(probs, axis=-1)[..., :-1]
-        return self.invert_cdf(np.broadcast_to(cdf, (len(u), cdf.shape[-1])), u)
+        return invert_cdf(np.broadcast_to(cdf, (len(u), cdf.shape[-1])), u)
 
 
 class CategoricalRegression(_Unordered):

@@ -88,7 +88,9 @@ def _ln_logsf(value, eta_psi, mu, sigma):
 
     safe = pt.switch(pt.gt(value, 0), value, 1.0)
     positive = -pt.softplus(-eta_psi) + normal_lccdf(mu, sigma, pt.log(safe))
-    return pt.switch(pt.gt(value, 0), positive, pt.switch(pt.lt(value, 0), 0.0, -pt.softplus(-eta_psi)))
+    return pt.switch(
+        pt.gt(value, 0), positive, pt.switch(pt.lt(value, 0), 0.0, -pt.softplus(-eta_psi))
+    )
 
 
 class HurdleLogNormal(_Hurdle):
@@ -123,6 +125,13 @@ class HurdleLogNormal(_Hurdle):
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         return _ln_logsf(value, *rv.owner.op.dist_params(rv.owner))
+
+    def log_prob_range_graph(
+        self, model: pm.Model, lower: pt.TensorVariable, upper: pt.TensorVariable
+    ) -> pt.TensorVariable:
+        r""":math:`\log P(a \le X \le b)`: a range from :math:`a \le 0` holds the mass at 0
+        (:math:`F(a^-) = 0`), so ``lower`` <= 0 is moved below 0."""
+        return super().log_prob_range_graph(model, pt.switch(pt.le(lower, 0), -1.0, lower), upper)
 
     def sample_outcome(
         self,

@@ -69,23 +69,26 @@ class RecordFunction:
         self.free_names = [rv.name for rv in model.free_RVs]
         self.extra_names = list(extra_inputs)
         self._model = model
-        self._graph = graph
+        self._graph_fn = graph
         self._record_data = self._find_record_data(model)
         self._data_values = [value_of(v) for v in self._record_data]
         self._compiled = None
+        self._reducers: dict[str, Callable] = {}
         self.record_chunking = False  # set by check_chunking once draws are available
 
     @property
     def _fn(self) -> Callable:
         """The compiled function, built on first use (a fused accountant never pays for it)."""
         if self._compiled is None:
-            self._compiled = self._compile()
+            inputs, out = self._graph()
+            self._compiled = pytensor.function(inputs, out, on_unused_input="ignore")
         return self._compiled
 
-    def _compile(self) -> Callable:
+    def _graph(self) -> tuple[list, pt.TensorVariable]:
+        """Inputs (batched draws, record data, extras) and the (draws, records) output."""
         model = self._model
         extras = {name: pt.vector(name, dtype="float64") for name in self.extra_names}
-        graph = self._graph or (lambda m, o, e: record_logp(m, o))
+        graph = self._graph_fn or (lambda m, o, e: record_logp(m, o))
         out = graph(model, self.observed, extras)
         placeholders = [rv.type() for rv in model.free_RVs]
         replace = dict(zip(model.free_RVs, placeholders, strict=True))
@@ -97,9 +100,55 @@ class RecordFunction:
         out = graph_replace(out, replace, strict=False)
         batched = [pt.tensor(dtype=p.dtype, shape=(None, *p.type.shape)) for p in placeholders]
         out = vectorize_graph(out, replace=dict(zip(placeholders, batched, strict=True)))
-        return pytensor.function(
-            [*batched, *sym_data, *extras.values()], out, on_unused_input="ignore"
-        )
+        return [*batched, *sym_data, *extras.values()], out
+
+    def _reducer(self, kind: str) -> Callable:
+        r"""The block reductions compiled into the graph (no (draws, records) array returned):
+        ``"abs"``: (:math:`\max_m |g|` per record, :math:`\max_i |c_i g|` per draw), a NaN
+        :math:`g` counting as :math:`\infty`; ``"sum"``: :math:`\sum_i c_i g` per draw."""
+        if kind not in self._reducers:
+            inputs, out = self._graph()
+            c = pt.vector("coefficient", dtype="float64")
+            if kind == "abs":
+                a = pt.abs(out)
+                a = pt.switch(pt.isnan(a), np.inf, a)
+                outputs = [a.max(axis=0), (c * a).max(axis=1)]
+            else:
+                outputs = [pt.dot(out, c)]
+            self._reducers[kind] = pytensor.function(
+                [*inputs, c], outputs, on_unused_input="ignore"
+            )
+        return self._reducers[kind]
+
+    def reduce_block(
+        self,
+        kind: str,
+        draws: Mapping[str, np.ndarray],
+        records: slice,
+        coefficient: np.ndarray,
+        **extras: np.ndarray,
+    ) -> list[np.ndarray]:
+        """The ``kind`` reductions (see :meth:`_reducer`) of one block of draws and records;
+        ``coefficient`` holds the block's records' values."""
+        theta = self._theta(draws)
+        full = records.indices(self.n)[:2] == (0, self.n)
+        if not (full or self.record_chunking):
+            g = self(draws, records, **extras)  # the model cannot be sliced: reduce in numpy
+            if kind == "sum":
+                return [g @ coefficient]
+            a = np.abs(g)
+            a[np.isnan(a)] = np.inf
+            return [a.max(axis=0), (coefficient * a).max(axis=1)]
+        data = [v[records] for v in self._data_values]
+        ex = [np.asarray(extras[k], float)[records] for k in self.extra_names]
+        out = self._reducer(kind)(*theta, *data, *ex, np.asarray(coefficient, dtype=np.float64))
+        return [np.asarray(o) for o in out]
+
+    def _theta(self, draws: Mapping[str, np.ndarray]) -> list[np.ndarray]:
+        missing = [k for k in self.free_names if k not in draws]
+        if missing:
+            raise ValueError(f"Posterior draws lack the model's free variable(s) {missing}.")
+        return [np.asarray(draws[k], dtype=np.float64) for k in self.free_names]
 
     def _find_record_data(self, model: pm.Model) -> list:
         found = []
@@ -122,10 +171,7 @@ class RecordFunction:
         **extras: np.ndarray,
     ) -> np.ndarray:
         """Values for the given draws (leading axis) and records: shape (draws, records)."""
-        missing = [k for k in self.free_names if k not in draws]
-        if missing:
-            raise ValueError(f"Posterior draws lack the model's free variable(s) {missing}.")
-        theta = [np.asarray(draws[k], dtype=np.float64) for k in self.free_names]
+        theta = self._theta(draws)
         if records != slice(None) and not self.record_chunking:
             full = self._fn(
                 *theta,
@@ -141,12 +187,14 @@ class RecordFunction:
         """Enable record chunking if a sliced evaluation equals the full one on one draw."""
         one = {k: np.asarray(v)[:1] for k, v in draws.items()}
         self.record_chunking = False
-        full = self(one, **extras)
+        ones = np.ones(self.n)
+        full = self.reduce_block("abs", one, slice(None), ones, **extras)[0]
         k = min(self.n, 3)
+        tail = slice(self.n - k, self.n)
         try:
             self.record_chunking = True
-            part = self(one, slice(self.n - k, self.n), **extras)
-            self.record_chunking = bool(np.allclose(part, full[:, self.n - k :], equal_nan=True))
+            part = self.reduce_block("abs", one, tail, ones[tail], **extras)[0]
+            self.record_chunking = bool(np.allclose(part, full[tail], equal_nan=True))
         except Exception:
             self.record_chunking = False
         return self.record_chunking

@@ -24,6 +24,7 @@ endpoints count). Inversion: the smallest k with :math:`F(k) \ge u`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -31,7 +32,7 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy import special
 
-from ._levels import LevelGLM, level_indicator
+from ._levels import LevelGLM, invert_cdf, level_indicator
 from .base import Prepared
 
 __all__ = ["OrdinalRegression"]
@@ -124,7 +125,7 @@ class OrdinalRegression(LevelGLM):
         out = super().coords(prefix, prepared)
         if prepared is not None:
             lv = [str(v) for v in prepared.categories[self.outcome]]
-            out[f"{prefix}cutpoint"] = [f"{a}|{b}" for a, b in zip(lv[:-1], lv[1:], strict=True)]
+            out[f"{prefix}cutpoint"] = [f"{a}|{b}" for a, b in pairwise(lv)]
         return out
 
     def declare_variables(self, prepared: Prepared, prefix: str) -> None:
@@ -171,4 +172,4 @@ class OrdinalRegression(LevelGLM):
         if self.predictors:
             eta = self.design_matrix(predictors, n) @ np.asarray(params["beta"], np.float64)
         c = np.asarray(params["cutpoints"], np.float64)
-        return self.invert_cdf(special.expit(c[None, :] - eta[:, None]), u[:, 0])
+        return invert_cdf(special.expit(c[None, :] - eta[:, None]), u[:, 0])

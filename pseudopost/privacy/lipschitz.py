@@ -79,10 +79,10 @@ def reduce_abs(
     per_draw = np.zeros(n_draws)
     for rec, dr in fn.blocks(n_draws, max_bytes):
         block = {k: v[dr] for k, v in draws.items()}
-        a = np.abs(fn(block, rec, **extras))
-        a = np.where(np.isnan(a), np.inf, a)  # an undefined log density is unbounded risk
-        np.maximum(per_record[rec], a.max(axis=0), out=per_record[rec])
-        np.maximum(per_draw[dr], (c[rec] * a).max(axis=1), out=per_draw[dr])
+        # |g| (NaN, an undefined log density, counts as unbounded) reduced inside the graph
+        rec_max, draw_max = fn.reduce_block("abs", block, rec, c[rec], **extras)
+        np.maximum(per_record[rec], rec_max, out=per_record[rec])
+        np.maximum(per_draw[dr], draw_max, out=per_draw[dr])
     return AbsReduction(per_record, per_draw)
 
 
@@ -114,5 +114,5 @@ def reduce_sum(
     out = np.zeros(n_draws)
     for rec, dr in fn.blocks(n_draws, max_bytes):
         block = {k: v[dr] for k, v in draws.items()}
-        out[dr] += fn(block, rec, **extras) @ c[rec]
+        out[dr] += fn.reduce_block("sum", block, rec, c[rec], **extras)[0]
     return out

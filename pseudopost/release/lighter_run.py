@@ -201,6 +201,15 @@ def _reps_stages(release) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return stages, per_stat
 
 
+_PRISM_POOLS = {
+    "bins": "DP bin edges (Laplace)",
+    "sel": "feature selection (exponential mechanism on mutual information)",
+    "mi": "noisy (conditional) mutual informations (Laplace)",
+    "task": "task marginals (X_j, Y) (Gaussian, Theorem 6.3 allocation)",
+    "bg": "background: spanning tree (exponential) and marginals (Gaussian)",
+}
+
+
 def _composition(spec: ReleaseSpec) -> str:
     m = (
         "; the m synthetic datasets are samples of one release (post-processing), so they "
@@ -248,10 +257,20 @@ def privacy_record(
     elif name == "prism":
         rep = release.privacy_report()
         pools = rep["pools"]
+        counts = {}
+        for q in rep["measurements"]:
+            counts[q["pool"]] = counts.get(q["pool"], 0) + 1
         stages = [
-            {"stage": f"pool '{p}'", "epsilon": v["epsilon"], "delta": v["delta"], "rho": v["rho"]}
+            {
+                "stage": f"pool '{p}': {_PRISM_POOLS.get(p, p)}"
+                + (f", {counts[p]} marginals" if p in counts else ""),
+                "epsilon": v["epsilon"],
+                "delta": v["delta"],
+                "rho": v["rho"],
+            }
             for p, v in pools.items()
         ]
+
         stages.append(
             {
                 "stage": "graphical model / naive Bayes fit and m synthetic datasets",

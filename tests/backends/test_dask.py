@@ -60,7 +60,7 @@ def _brute(kind, draws, df) -> np.ndarray:
     return stats.norm(eta, sigma).logpdf(y)
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     kind=st.sampled_from(["normal", "lognormal", "poisson"]),
     seed=st.integers(0, 10_000),
@@ -141,6 +141,7 @@ def test_dask_run_equals_in_memory_run(lognormal_data, dask_result):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         memory = mech.fit(lognormal_data, seed=11, **DRAWS)
+    assert memory.likelihood == "sufficient"
     assert dask_result.epsilon == memory.epsilon
     assert dask_result.unweighted_epsilon == memory.unweighted_epsilon
     np.testing.assert_array_equal(dask_result.lipschitz.compute(), memory.lipschitz.values)
@@ -149,6 +150,19 @@ def test_dask_run_equals_in_memory_run(lognormal_data, dask_result):
         dask_result.synthesize(m=2, seed=3), memory.synthesize(m=2, seed=3), strict=True
     ):
         pd.testing.assert_frame_equal(a.compute(), b)
+
+
+def test_poisson_dask_run_equals_in_memory_run():
+    df, model = _frame("poisson", 500, np.random.default_rng(8))
+    mech = pp.PseudoPosterior(model)
+    small = dict(draws=150, tune=150, chains=2, seed=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = mech.fit(df, **small)
+        chunked = mech.fit(dd.from_pandas(df, npartitions=3), **small)
+    assert memory.likelihood == "sufficient"
+    assert chunked.epsilon == memory.epsilon
+    pd.testing.assert_frame_equal(chunked.synthesize(seed=1).compute(), memory.synthesize(seed=1))
 
 
 def test_result_is_lazy_and_consistent(dask_result):
@@ -187,7 +201,7 @@ def test_distributed_local_cluster(lognormal_data, dask_result):
     ddf = dd.from_pandas(lognormal_data, npartitions=3)
     with (
         distributed.LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None
         ) as cluster,
         distributed.Client(cluster) as client,
         warnings.catch_warnings(),
@@ -244,6 +258,18 @@ def test_too_few_rows_and_missing_path(mech, tmp_path):
         fit_dask(mech, pd.DataFrame({"z": [0.0, 1.0], "x": [1.0, 2.0]}))
 
 
+def test_bad_workdir_and_client(mech, tmp_path):
+    ddf = _ddf(z=np.zeros(4), x=np.ones(4))
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "file").write_text("x")
+    with pytest.raises(ValueError, match=r"'workdir' .* is not an empty folder"):
+        fit_dask(mech, ddf, workdir=tmp_path / "used")
+    with pytest.raises(TypeError, match="'workdir' must be a folder path"):
+        fit_dask(mech, ddf, workdir=3)
+    with pytest.raises(TypeError, match=r"'client' must be a distributed\.Client"):
+        fit_dask(mech, ddf, client="localhost:8786")
+
+
 def test_unsupported_options_fail_before_work():
     ddf = _ddf(z=np.zeros(4), x=np.ones(4))
     ranged = pp.PseudoPosterior(
@@ -253,6 +279,8 @@ def test_unsupported_options_fail_before_work():
         fit_dask(ranged, ddf)
     with pytest.raises(NotImplementedError, match="sufficient statistics"):
         fit_dask(pp.PseudoPosterior(NegativeBinomialRegression("x", ["z"])), ddf)
+    with pytest.raises(NotImplementedError, match="'weights' must be None"):
+        pp.PseudoPosterior(LogNormalRegression("x", ["z"])).fit(ddf, weights=np.ones(4))
     with pytest.raises(ValueError, match="'draws' parameter must be an integer >= 1"):
         fit_dask(pp.PseudoPosterior(LogNormalRegression("x", ["z"])), ddf, draws=0)
 

@@ -95,7 +95,7 @@ CASES = [
         "unknown-mechanism",
         {"mechanism": {"name": "laplace"}},
         None,
-        "spec key 'mechanism.name': expected one of ['pseudo_posterior']",
+        "spec key 'mechanism.name': expected one of ['pseudo_posterior', 'reps', 'prism', 'entropy']",
     ),
     (
         "draws-string",

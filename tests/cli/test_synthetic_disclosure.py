@@ -34,9 +34,12 @@ def test_attribute_risk_by_hand():
 
 
 def _brute(real, syn, keys, radius):
+    rows = [real[k].tolist() for k in keys]
+    srows = [syn[k].tolist() for k in keys]
+
     def match(i, j):
-        for k in keys:
-            a, b = real[k].iloc[i], syn[k].iloc[j]
+        for r, q in zip(rows, srows, strict=True):
+            a, b = r[i], q[j]
             if isinstance(a, str):
                 if a != b:
                     return False
