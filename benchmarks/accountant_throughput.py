@@ -43,7 +43,7 @@ MODELS = {
     "negbin": NegativeBinomialRegression,
 }
 TARGET = 3e8
-BUDGET_S = 8.0  # per timed cell: fewer draws (extrapolated) when a full run would take longer
+BUDGET_S = 4.0  # per timed cell: fewer draws (extrapolated) when a full run would take longer
 
 
 def simulate(family: str, n: int, m: int, rng: np.random.Generator):

@@ -18,6 +18,8 @@ _LAZY = {"combine", "evaluate", "release", "releases"}  # heavy (scikit-learn): 
 def __getattr__(name: str):
     if name in _LAZY:
         return importlib.import_module(f".{name}", __name__)
+    if name == "synthesize":  # whole-record synthesis with automatic model choice
+        return importlib.import_module(".synthesis", __name__).synthesize
     raise AttributeError(f"module 'pseudopost' has no attribute {name!r}")
 
 
@@ -35,4 +37,5 @@ __all__ = [
     "release",
     "releases",
     "risk",
+    "synthesize",
 ]

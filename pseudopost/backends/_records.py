@@ -4,9 +4,9 @@ The pseudo posterior touches the data in passes (statistics, risk, accountant, s
 pass reads the records again, block by block, so memory is bounded by a few partitions whatever
 n is. What is checked, and when:
 
-* before any pass (lazily, from the frame's metadata): the model's columns exist and are
-  numeric (not bool or object), and there are at least 2 records (partition lengths: for a
-  Parquet file one cheap read of the row-group lengths);
+* before any pass (from the frame's metadata): the model's columns exist and are numeric (not
+  bool or object); then there are at least 2 records (the partition lengths, one read of one
+  column);
 * in the first pass (with the first statistics): every value finite and in the model's support
   (:meth:`GLM.check_outcome`), with the same ``ValueError`` as in memory, naming the column,
   the row label and the value.
@@ -89,7 +89,7 @@ def load_records(
         )
     _check_schema(frame, columns)
     frame = frame[list(columns)]
-    (lengths,) = dask.compute(frame.map_partitions(len))
+    (lengths,) = dask.compute(frame[columns[0]].map_partitions(len))  # reads one column
     lengths = tuple(int(v) for v in np.asarray(lengths))
     if sum(lengths) < 2:
         raise ValueError(f"The 'data' DataFrame must have at least 2 rows. Got {sum(lengths)}.")

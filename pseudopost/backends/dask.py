@@ -7,8 +7,8 @@ threaded scheduler by default or on a ``distributed`` cluster (``client=``, or t
 1. validate the schema (columns, dtypes, at least 2 rows) before any work; values (finite, in
    the model's support) in the first pass, with the in-memory error messages;
 2. unweighted sufficient statistics (one pass) -> fit (MCMC cost independent of n);
-3. risk :math:`L_i = \max_m |f_{\theta_m}(x_i)|` per block, draws broadcast; its global
-   min/max (or mean/sd) in the same pass;
+3. risk :math:`L_i = \max_m |f_{\theta_m}(x_i)|` per block (the fused block kernel, the
+   draws broadcast), then its global min/max (or mean/sd for ``"logistic"``): a reduction;
 4. weights :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` (lazy, per block) -> weighted
    statistics (one pass) -> refit;
 5. accountant: :math:`\Delta_i = \alpha_i \max_m |f_{\theta_m}(x_i)|` stays a lazy Dask array;
@@ -16,6 +16,12 @@ threaded scheduler by default or on a ``distributed`` cluster (``client=``, or t
    :math:`\varepsilon_x = 2\max_m\max_i = 2\max_i\Delta_i` (exact: a max does not round);
 6. synthesis by inversion from record-indexed uniforms, partition by partition, to a Dask
    DataFrame or to Parquet (:meth:`DaskPseudoPosteriorResult.synthesize`).
+
+Covered: ready models with sufficient statistics (normal, log-normal, Poisson), the
+unrestricted accountant, both risk normalisations, ``exclude_quantile``. Sensitive ranges,
+``target_epsilon``, ``censor_epsilon``, ``reweight`` and fixed ``weights`` raise
+``NotImplementedError`` before any work (use the in-memory mechanism). ``"logistic"`` weights
+use Dask's mean and sd, equal to NumPy's up to rounding; everything else is bit-identical.
 
 Privacy: identical to the in-memory mechanism (local :math:`\varepsilon_x` of the weighted pseudo
 posterior, Savitsky, Williams & Hu 2022, range-restricted paper section 1.1; add/remove

@@ -129,9 +129,29 @@ class HurdleLogNormal(_Hurdle):
     def log_prob_range_graph(
         self, model: pm.Model, lower: pt.TensorVariable, upper: pt.TensorVariable
     ) -> pt.TensorVariable:
-        r""":math:`\log P(a \le X \le b)`: a range from :math:`a \le 0` holds the mass at 0
-        (:math:`F(a^-) = 0`), so ``lower`` <= 0 is moved below 0."""
-        return super().log_prob_range_graph(model, pt.switch(pt.le(lower, 0), -1.0, lower), upper)
+        r""":math:`\log P(a \le X \le b) = \log(1\{a \le 0 \le b\}(1 - \psi) +
+        \psi\,(G(b) - G(a)))`, the log-normal part from its left or right tail (whichever
+        keeps it accurate) and never through F, whose mass at 0 would swamp small ranges."""
+        eta_psi, mu, sigma = model[self.outcome].owner.op.dist_params(model[self.outcome].owner)
+        from pymc.distributions.dist_math import normal_lccdf, normal_lcdf
+
+        def log_g(x):
+            return pt.switch(
+                pt.gt(x, 0), normal_lcdf(mu, sigma, pt.log(pt.maximum(x, 1e-300))), -np.inf
+            )
+
+        def log_s(x):
+            return pt.switch(
+                pt.gt(x, 0), normal_lccdf(mu, sigma, pt.log(pt.maximum(x, 1e-300))), 0.0
+            )
+
+        lo_g = log_g(lower)
+        left = pm.math.logdiffexp(log_g(upper), lo_g)
+        right = pm.math.logdiffexp(log_s(lower), log_s(upper))
+        positive = -pt.softplus(-eta_psi) + pt.switch(pt.gt(lo_g, np.log(0.5)), right, left)
+        with_zero = pt.logaddexp(-pt.softplus(eta_psi), positive)
+        out = pt.switch(pt.le(lower, 0), with_zero, positive)
+        return pt.switch(pt.lt(upper, 0), -np.inf, out)
 
     def sample_outcome(
         self,

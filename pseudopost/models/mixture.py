@@ -2,11 +2,12 @@ r"""Finite mixture of normals or log-normals: the ready model for a multi-modal 
 
 .. math::
     p(x_i) = \sum_{j=1}^{k} w_j\, f(x_i \mid \mu_j, \sigma_j), \quad
-    w \sim \mathrm{Dirichlet}(a\mathbf 1_k), \quad \mu_j \sim N(0, s^2),\ \mu_1 < \dots < \mu_k,
+    w \sim \mathrm{Dirichlet}(a\mathbf 1_k), \quad \mu_j \sim N(m_j, s^2),\ \mu_1 < \dots < \mu_k,
     \quad \sigma_j \sim N^+(0, s^2),
 
 with f normal, or log-normal (:math:`\mu, \sigma` on the log scale, density of x as given). The
-means are ordered (PyMC's ordered transform) so that components cannot switch labels. Priors are
+means are ordered (PyMC's ordered transform) so that components cannot switch labels; the prior
+centres :math:`m_j` are evenly spaced in [-1, 1] (only an ordered starting point). Priors are
 fixed numbers (``prior_scale`` s = 10, ``concentration`` a = 1), never from the data. No
 predictors: use it for a column synthesized from its marginal, or as a first column.
 
@@ -127,11 +128,10 @@ class FiniteMixture(GLM):
         w = pm.Dirichlet(f"{prefix}w", a=np.full(self.k, self.concentration), dims=dims)
         mu = pm.Normal(
             f"{prefix}mu",
-            0.0,
+            np.linspace(-1.0, 1.0, self.k),  # fixed, increasing: an ordered starting point
             self.prior_scale,
             dims=dims,
             transform=pm.distributions.transforms.ordered,
-            initval=np.linspace(-1.0, 1.0, self.k),
         )
         sigma = pm.HalfNormal(f"{prefix}sigma", self.prior_scale, dims=dims)
         y = pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome])

@@ -7,8 +7,9 @@ For K ordered levels (codes 0..K-1) and cutpoints :math:`c_0 < \dots < c_{K-2}`,
     \qquad P(y_i = k) = \sigma(c_k - \eta_i) - \sigma(c_{k-1} - \eta_i)
 
 (:math:`c_{-1} = -\infty`, :math:`c_{K-1} = \infty`; no intercept: the cutpoints hold it).
-Priors (fixed numbers, never from the data): ``cutpoints`` ~ N(0, (2s)^2) constrained increasing
-(PyMC's ordered transform), ``beta`` ~ N(0, s^2), s = ``prior_scale`` = 2.5.
+Priors (fixed numbers, never from the data): :math:`c_k \sim N(k - (K-2)/2, (2s)^2)` constrained
+increasing (PyMC's ordered transform; the centres, spaced 1 apart on the logit scale, only give an
+ordered starting point), ``beta`` ~ N(0, s^2), s = ``prior_scale`` = 2.5.
 
 Log-likelihood and log-CDF are evaluated in log space, finite far into both tails:
 :math:`\log F(k) = -\mathrm{softplus}(\eta - c_k)`, :math:`\log S(k) = -\mathrm{softplus}(c_k -
@@ -132,11 +133,10 @@ class OrdinalRegression(LevelGLM):
         m = self.n_levels(prepared) - 1
         cutpoints = pm.Normal(
             f"{prefix}cutpoints",
-            0.0,
+            np.arange(m) - (m - 1) / 2.0,  # fixed, increasing: an ordered starting point
             2.0 * self.prior_scale,
             dims=f"{prefix}cutpoint",
             transform=pm.distributions.transforms.ordered,
-            initval=np.arange(m) - (m - 1) / 2.0,
         )
         X = self.design(prepared, prefix)
         y = self.observed_codes(prepared)

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -147,8 +148,13 @@ CATEGORICAL_FAMILIES = frozenset(
 )
 
 
-#: families of ready models that take no predictors
-MARGINAL_FAMILIES = frozenset({"dirichlet_categorical"})
+#: constructor arguments of ready models built from a class or a name
+CLASS_DEFAULTS = {"FiniteMixture": {"k": 2}}
+
+
+def takes_predictors(cls: type) -> bool:
+    """Whether a ready-model class accepts ``predictors`` (e.g. a mixture does not)."""
+    return "predictors" in inspect.signature(cls.__init__).parameters
 
 
 def categorical_spec(spec) -> bool:
@@ -379,7 +385,13 @@ class SequentialModel(SynthModel):
         self._check_transform_columns(prepared)
         columns = self._resolve(prepared)
         for column in columns:  # the column models' own support checks, before any sampling
-            column.model.prepare(self._design_frame(prepared, column, prepared.arrays))
+            own = column.model.prepare(self._design_frame(prepared, column, prepared.arrays))
+            extra = set(own.categories.get(column.name, ())) - set(infos[column.name].levels)
+            if extra and infos[column.name].categorical:
+                raise ValueError(
+                    f"The model of column '{column.name}' lists level(s) {sorted(extra, key=str)}"
+                    f" that the data lack; synthetic data may only hold observed levels."
+                )
         self._marginal = tuple(c for c in infos if infos[c].role == "marginal")
         self._structure = tuple(
             (c.name, repr(c.model), infos[c.name].levels, c.inputs) for c in columns
@@ -461,9 +473,9 @@ class SequentialModel(SynthModel):
                 from ..synthesis import model_class
 
                 cls = model_class(spec, col)
-            base = cls(col)
-            if not getattr(cls, "takes_predictors", cls.family not in MARGINAL_FAMILIES):
-                inputs = ()  # a model without predictors (e.g. Dirichlet-categorical)
+            base = cls(col, **CLASS_DEFAULTS.get(cls.__name__, {}))
+            if not takes_predictors(cls):
+                inputs = ()  # a model without predictors (Dirichlet-categorical, mixture)
         model = copy.copy(base)
         model.predictors = tuple(self._encoded_names(prepared, inputs))
         return _Column(col, model, inputs)

@@ -54,6 +54,7 @@ _FAMILIES = {
 }
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 _EMPTY = np.empty(0)
+_TABLE_MAX = 2**22  # entries of the negative binomial's (draws x distinct counts) lgamma table
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,8 @@ class BlockKernel:
 
     # -- inputs ------------------------------------------------------------------------------
     def data(self, arrays: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-        """(y, aux, Xt): the per-record inputs that do not depend on the draws."""
+        """(y, aux, Xt, idx, u): the per-record inputs that do not depend on the draws; for the
+        negative binomial, the distinct counts u and each record's index into them."""
         missing = [c for c in (self.outcome, *self.predictors) if c not in arrays]
         if missing:
             raise ValueError(f"'arrays' lacks column(s) {missing}; it has {sorted(arrays)}.")
@@ -100,13 +102,17 @@ class BlockKernel:
         if bad:
             raise ValueError(f"Column(s) {bad} must have the outcome's shape {x.shape}.")
         Xt = np.ascontiguousarray(np.stack(cols)) if cols else np.empty((0, x.size))
+        none = np.empty(0, dtype=np.int64)
         if self.family == "lognormal":
             with np.errstate(divide="ignore", invalid="ignore"):
                 y = np.log(x)
-            return y, -y, Xt
+            return y, -y, Xt, none, _EMPTY
         if _FAMILIES[self.family] == glm.CONT:
-            return x, np.zeros_like(x), Xt
-        return x, -special.gammaln(x + 1.0), Xt
+            return x, np.zeros_like(x), Xt, none, _EMPTY
+        if _FAMILIES[self.family] == glm.NEGBIN:
+            u, idx = np.unique(x, return_inverse=True)
+            return x, -special.gammaln(x + 1.0), Xt, idx.astype(np.int64).reshape(-1), u
+        return x, -special.gammaln(x + 1.0), Xt, none, _EMPTY
 
     def params(self, draws: Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
         """(b0, beta, q1, q2, q3): per-draw constants, computed once outside the record loop."""
@@ -178,15 +184,25 @@ class BlockKernel:
         return self._values(self.data(arrays), draws, extras)
 
     # -- on prepared data --------------------------------------------------------------------
-    def _run(self, data, draws, coefficient, extras, want_sum):
-        y = data[0]
-        c = _coefficient(coefficient, y.size, signed=want_sum)
+    def _inputs(self, data, draws, extras) -> tuple:
+        """The kernel's arguments after (fam, var): data, extras, lgamma table and draws."""
+        y, aux, Xt, idx, u = data
         lo, hi, alpha = self.extra_arrays(y.size, extras)
-        per_record, per_draw = glm.abs_kernel(
-            _FAMILIES[self.family], self.variant, *data, lo, hi, alpha, c, *self.params(draws),
-            float(self.bound), glm.chunks(y.size), want_sum,
+        params = self.params(draws)
+        table = np.empty((0, 0))
+        phi = params[2]
+        if u.size and phi.size * u.size <= _TABLE_MAX and np.all(phi <= 1e10):
+            # log Gamma(x + phi) - log Gamma(phi) once per (draw, distinct count)
+            table = special.gammaln(u[None, :] + phi[:, None]) - params[3][:, None]
+        return (y, aux, Xt, lo, hi, alpha, idx, table), params
+
+    def _run(self, data, draws, coefficient, extras, want_sum):
+        c = _coefficient(coefficient, data[0].size, signed=want_sum)
+        inputs, params = self._inputs(data, draws, extras)
+        return glm.abs_kernel(
+            _FAMILIES[self.family], self.variant, *inputs, c, *params, float(self.bound),
+            glm.chunks(data[0].size), want_sum,
         )  # fmt: skip
-        return per_record, per_draw
 
     def _abs(self, data, draws, coefficient, extras) -> AbsReduction:
         per_record, per_draw = self._run(data, draws, coefficient, extras, False)
@@ -196,11 +212,10 @@ class BlockKernel:
         return self._run(data, draws, coefficient, extras, True)[1].sum(axis=0)
 
     def _values(self, data, draws, extras) -> np.ndarray:
-        lo, hi, alpha = self.extra_arrays(data[0].size, extras)
+        inputs, params = self._inputs(data, draws, extras)
         return glm.values_kernel(
-            _FAMILIES[self.family], self.variant, *data, lo, hi, alpha, *self.params(draws),
-            float(self.bound),
-        )  # fmt: skip
+            _FAMILIES[self.family], self.variant, *inputs, *params, float(self.bound)
+        )
 
 
 def _coefficient(coefficient, n: int, signed: bool = False) -> np.ndarray:
@@ -281,7 +296,11 @@ class FusedFunction:
 
     def __call__(self, draws, records: slice = slice(None), **extras) -> np.ndarray:
         """Values for the given draws and records: shape (draws, records)."""
-        data = tuple(np.ascontiguousarray(d[..., records]) for d in self._data)
+        y, aux, Xt, idx, u = self._data
+        cut = (y, aux, Xt) + ((idx,) if idx.size else ())
+        data = tuple(np.ascontiguousarray(d[..., records]) for d in cut)
+        data = data if idx.size else (*data, idx)
+        data = (*data, u)
         ex = {k: np.asarray(extras[k])[records] for k in self.extra_names if k in extras}
         return self.kernel._values(data, draws, ex)
 

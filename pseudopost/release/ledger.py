@@ -123,10 +123,10 @@ class Ledger:
                 "under [budget]."
             )
         remaining = float(total) - self.spent_delta(content)
-        if delta_charge > remaining * (1 + _DELTA_RTOL):
+        if delta_charge > remaining + _DELTA_RTOL * float(total):
             raise BudgetError(
                 f"budget refused: this release spends delta {delta_charge:.6g} but only "
-                f"{remaining:.6g} of the total delta {float(total):.6g} remains in ledger "
+                f"{max(remaining, 0.0):.3g} of the total delta {float(total):.6g} remains in ledger "
                 f"{str(self.path)!r}. Fix: lower mechanism.delta or stop releasing."
             )
 

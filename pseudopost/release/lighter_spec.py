@@ -232,7 +232,7 @@ def check_kind(key: str, value: Any, kind: str) -> Any:
 def check_options(name: str, mech: dict[str, Any], opts: dict[str, Any]) -> dict[str, Any]:
     """Check the ``[mechanism]`` budget and the mechanism section's values; returns the cleaned
     section. Ranges the release class checks itself are checked by building it (:func:`build`
-    with a placeholder n)."""
+    without data)."""
     sec = name
     opts = dict(opts)
     if "delta" in mech:
@@ -381,7 +381,7 @@ def check_options(name: str, mech: dict[str, Any], opts: dict[str, Any]) -> dict
         if key in opts and len(set(opts[key])) != len(opts[key]):
             raise _fail(f"{sec}.{key}", opts[key], "distinct column names", "drop duplicates.")
     try:
-        build(name, mech, opts, n=100, seed=0)
+        build(name, mech, opts, seed=0)
     except (TypeError, ValueError) as exc:
         raise _err(f"spec section [{sec}]: {exc} Fix: correct the [{sec}] section.") from None
     return opts
@@ -405,7 +405,7 @@ def default_delta(n: int) -> float:
     return 1.0 / n**2
 
 
-def build(name: str, mech: dict[str, Any], opts: dict[str, Any], *, n: int, seed) -> Any:
+def build(name: str, mech: dict[str, Any], opts: dict[str, Any], *, seed) -> Any:
     """The release object the spec describes (REPS, PRISM, or the joint-histogram release)."""
     eps = mech["epsilon"]
     delta = mech.get("delta")

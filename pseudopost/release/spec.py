@@ -253,7 +253,7 @@ class ReleaseSpec:
     def build_release(self, seed=None):
         """The lighter release object (REPS, PRISM or the joint histogram) of ``[NAME]``."""
         mech = {"epsilon": self.epsilon, "delta": self.delta}
-        return lighter.build(self.mechanism, mech, self.options, n=0, seed=seed)
+        return lighter.build(self.mechanism, mech, self.options, seed=seed)
 
     def build_model(self):
         """The ready model named by ``model.family``."""

@@ -28,7 +28,7 @@ from pseudopost.models.sufficient import STATS_BLOCK, total_statistics  # noqa: 
 from pseudopost.privacy.decomposition import Unrestricted  # noqa: E402
 from pseudopost.risk import MultiplicativeRange  # noqa: E402
 
-DRAWS = dict(draws=300, tune=300, chains=2)
+DRAWS = dict(draws=200, tune=200, chains=2)
 
 
 def _frame(kind: str, n: int, rng: np.random.Generator) -> tuple[pd.DataFrame, object]:
@@ -163,6 +163,31 @@ def test_poisson_dask_run_equals_in_memory_run():
     assert memory.likelihood == "sufficient"
     assert chunked.epsilon == memory.epsilon
     pd.testing.assert_frame_equal(chunked.synthesize(seed=1).compute(), memory.synthesize(seed=1))
+
+
+def test_exclude_quantile_equals_in_memory(lognormal_data):
+    mech = pp.PseudoPosterior(LogNormalRegression("x", ["z"]), exclude_quantile=0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        memory = mech.fit(lognormal_data, seed=2, **DRAWS)
+        chunked = mech.fit(dd.from_pandas(lognormal_data, npartitions=2), seed=2, **DRAWS)
+    kept = chunked.datatree["privacy"]["draw_kept"].values
+    assert 0 < kept.sum() < kept.size
+    np.testing.assert_array_equal(kept, memory.datatree["privacy"]["draw_kept"].values)
+    assert chunked.epsilon == memory.epsilon == 2 * chunked.lipschitz.compute().values.max()
+    np.testing.assert_array_equal(chunked.lipschitz.compute(), memory.lipschitz.values)
+
+
+def test_logistic_weights_match_numpy(lognormal_data):
+    from pseudopost.risk import risk_weights
+
+    mech = pp.PseudoPosterior(LogNormalRegression("x", ["z"]), normalisation="logistic")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = mech.fit(dd.from_pandas(lognormal_data, npartitions=3), seed=2, **DRAWS)
+    risk = res.risk.compute().values
+    expected = risk_weights(risk, 1.0, 0.0, "logistic")
+    np.testing.assert_allclose(res.alpha.compute().values, expected, rtol=1e-12)
 
 
 def test_result_is_lazy_and_consistent(dask_result):

@@ -92,3 +92,29 @@ def test_non_finite_synthetic_data_are_refused():
         ReleaseError, match=r"synthetic dataset 2 has 1 non-finite value\(s\) \(column 'y'\)"
     ):
         _check_finite([good, bad])
+
+
+def test_ledger_composes_delta_and_keeps_guarantees_apart(tmp_path):
+    ledger = Ledger(tmp_path / "d.ledger.json")
+    entry = {"out": "a", "m": 1, "epsilon": 1.0, "charge": 1.0, "guarantee": "global"}
+    ledger.precheck(SHA, 10.0, 1.0, total_delta=1e-5, delta_cap=6e-6)
+    ledger.commit(SHA, 10.0, {**entry, "delta_charge": 6e-6}, total_delta=1e-5)
+    assert ledger.read()["total_delta"] == 1e-5
+    # basic composition: 6e-6 + 5e-6 > 1e-5 is refused, 4e-6 (exactly what remains) is not
+    with pytest.raises(BudgetError, match="only 4e-06 of the total delta 1e-05 remains"):
+        ledger.precheck(SHA, 10.0, 1.0, total_delta=1e-5, delta_cap=5e-6)
+    with pytest.raises(BudgetError, match="total delta"):
+        ledger.commit(SHA, 10.0, {**entry, "delta_charge": 5e-6}, total_delta=1e-5)
+    ledger.commit(SHA, 10.0, {**entry, "delta_charge": 4e-6}, total_delta=1e-5)
+    # a pure-epsilon local release needs no total delta and spends none
+    ledger.commit(SHA, 10.0, {**entry, "guarantee": "local", "charge": 2.5})
+    content = ledger.read()
+    assert Ledger.spent_delta(content) == pytest.approx(1e-5)
+    assert Ledger.spent_by_guarantee(content) == {"global": 2.0, "local": 2.5}
+    with pytest.raises(BudgetError, match="of the total delta 1e-05 remains"):
+        ledger.precheck(SHA, 10.0, 1.0, total_delta=1e-5, delta_cap=1e-9)
+    with pytest.raises(BudgetError, match=r"'budget\.total_delta': expected the ledger's total"):
+        ledger.precheck(SHA, 10.0, 1.0, total_delta=2e-5)
+    other = Ledger(tmp_path / "e.ledger.json")
+    with pytest.raises(BudgetError, match="sets a total delta"):
+        other.precheck(SHA, 10.0, 1.0, delta_cap=1e-6)

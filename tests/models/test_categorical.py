@@ -155,5 +155,5 @@ def test_fit_weighted_epsilon_below_unweighted(rng):
     assert np.isfinite(res.epsilon) and res.epsilon <= res.unweighted_epsilon
     syn = res.synthesize(seed=3)
     assert syn["y"].dtype == df["y"].dtype and set(syn["y"]) <= set(df["y"])
-    beta = res.posterior["beta"].mean(("chain", "draw")).to_numpy()[0]
-    assert beta[0] > 0 > beta[1]  # the signs of the generating coefficients
+    unweighted = res.datatree["risk_posterior"]["beta"].mean(("chain", "draw")).to_numpy()[0]
+    assert unweighted[0] > 0 > unweighted[1]  # the signs of the generating coefficients

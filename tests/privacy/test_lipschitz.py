@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from pseudopost.models import LogNormalRegression, RecordFunction
-from pseudopost.privacy import local_epsilon, reduce_abs
+from pseudopost.privacy import local_epsilon, reduce_abs, reduce_sum
 
 
 @pytest.fixture(scope="module")
@@ -69,3 +69,22 @@ def test_coefficient_validation(fn_and_data):
     draws = {"intercept": np.zeros(2), "beta": np.zeros((2, 1)), "sigma": np.ones(2)}
     with pytest.raises(ValueError, match="coefficient"):
         reduce_abs(fn, draws, -np.ones(fn.n))
+
+
+def test_generic_path_compiles_lazily_and_reduces_inside_the_graph(fn_and_data):
+    """Constructing a RecordFunction compiles nothing; the accountant compiles only the
+    in-graph reductions, never the (draws, records) matrix function."""
+    _, df = fn_and_data
+    model = LogNormalRegression("x", ["z"])
+    fn = RecordFunction(model.build(model.prepare(df)))
+    assert fn._compiled is None and not fn._reducers
+    rng = np.random.default_rng(1)
+    draws = {"intercept": rng.normal(size=4), "beta": rng.normal(size=(4, 1)), "sigma": np.ones(4)}
+    coef = rng.uniform(0, 1, fn.n)
+    red = reduce_abs(fn, draws, coef, max_bytes=8 * 20)  # record chunks of 20
+    total = reduce_sum(fn, draws, coef, max_bytes=8 * 20)
+    assert fn._compiled is None and set(fn._reducers) == {"abs", "sum"}
+    full = _brute(draws, df)
+    np.testing.assert_allclose(red.per_record, np.abs(full).max(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(red.per_draw, (coef * np.abs(full)).max(axis=1), rtol=1e-10)
+    np.testing.assert_allclose(total, full @ coef, rtol=1e-10)

@@ -70,8 +70,10 @@ def chunks(n: int) -> int:
 
 
 @njit(cache=True, fastmath=False)
-def _fill(tmp, fam, var, i0, nb, m, y, aux, Xt, lo, hi, calpha, b0, beta, q1, q2, q3, bound):
-    """g of draw m for records i0 .. i0 + nb - 1 into tmp[:nb]."""
+def _fill(tmp, fam, var, i0, nb, m, y, aux, Xt, lo, hi, calpha, idx, table, b0, beta, q1, q2, q3,
+          bound):  # fmt: skip
+    """g of draw m for records i0 .. i0 + nb - 1 into tmp[:nb]. ``table[m, idx[i]]``, when
+    given, holds :math:`\\log\\Gamma(x_i + \\phi_m) - \\log\\Gamma(\\phi_m)` (negative binomial)."""
     c0 = b0[m]
     for j in range(nb):
         tmp[j] = c0
@@ -109,13 +111,15 @@ def _fill(tmp, fam, var, i0, nb, m, y, aux, Xt, lo, hi, calpha, b0, beta, q1, q2
                 eta = tmp[j]
                 tmp[j] = y[i] * eta - math.exp(eta) + aux[i]
         else:
+            tabulated = table.shape[1] > 0
             for j in range(nb):
                 i = i0 + j
                 eta = tmp[j]
                 ell = _logaddexp(log_phi, eta)
                 yi = y[i]
                 tail = yi * (eta - ell) if yi != 0.0 else 0.0
-                tmp[j] = math.lgamma(yi + phi) - lg_phi + aux[i] + tail + phi * (log_phi - ell)
+                lg = table[m, idx[i]] if tabulated else math.lgamma(yi + phi) - lg_phi
+                tmp[j] = lg + aux[i] + tail + phi * (log_phi - ell)
     if var == CENSOR:
         for j in range(nb):
             v = calpha[i0 + j] * tmp[j]
@@ -135,8 +139,9 @@ def _logaddexp(a, b):
 
 @njit(parallel=True, cache=True, fastmath=False)
 def abs_kernel(
-    fam, var, y, aux, Xt, lo, hi, calpha, coef, b0, beta, q1, q2, q3, bound, n_chunks, want_sum
-):
+    fam, var, y, aux, Xt, lo, hi, calpha, idx, table, coef, b0, beta, q1, q2, q3, bound, n_chunks,
+    want_sum,
+):  # fmt: skip
     """(per_record, per_draw[n_chunks, M]) of |g| (or, with ``want_sum``, per-chunk sums of c g
     in per_draw and an unused per_record).
 
@@ -160,8 +165,8 @@ def abs_kernel(
         for i0 in range(start, stop, BLOCK):
             nb = min(BLOCK, stop - i0)
             for m in range(n_draws):
-                _fill(tmp, fam, var, i0, nb, m, y, aux, Xt, lo, hi, calpha, b0, beta, q1, q2, q3,
-                      bound)  # fmt: skip
+                _fill(tmp, fam, var, i0, nb, m, y, aux, Xt, lo, hi, calpha, idx, table, b0, beta,
+                      q1, q2, q3, bound)  # fmt: skip
                 if want_sum:
                     s = per_draw[t, m]
                     for j in range(nb):
@@ -184,7 +189,9 @@ def abs_kernel(
 
 
 @njit(parallel=True, cache=True, fastmath=False)
-def values_kernel(fam, var, y, aux, Xt, lo, hi, calpha, b0, beta, q1, q2, q3, bound):
+def values_kernel(
+    fam, var, y, aux, Xt, lo, hi, calpha, idx, table, b0, beta, q1, q2, q3, bound
+):  # fmt: skip
     """The (M, n) matrix of g (for small checks and the ``RecordFunction`` call interface)."""
     n = y.size
     n_draws = b0.size
@@ -193,7 +200,7 @@ def values_kernel(fam, var, y, aux, Xt, lo, hi, calpha, b0, beta, q1, q2, q3, bo
         tmp = np.empty(BLOCK)
         for i0 in range(0, n, BLOCK):
             nb = min(BLOCK, n - i0)
-            _fill(tmp, fam, var, i0, nb, m, y, aux, Xt, lo, hi, calpha, b0, beta, q1, q2, q3,
-                  bound)  # fmt: skip
+            _fill(tmp, fam, var, i0, nb, m, y, aux, Xt, lo, hi, calpha, idx, table, b0, beta,
+                  q1, q2, q3, bound)  # fmt: skip
             out[m, i0 : i0 + nb] = tmp[:nb]
     return out

@@ -54,6 +54,7 @@ class MST:
         domain: Mapping[str, Sequence] | None = None,
         bins_fraction: float = 0.05,
         iters: int = 1000,
+        tol: float | None = 1e-2,
         seed: SeedLike = None,
     ) -> None:
         self.epsilon = check_positive(epsilon, "epsilon")
@@ -61,6 +62,7 @@ class MST:
         self.bins, self.bounds, self.domain = bins, bounds, domain
         self.bins_fraction = check_positive(bins_fraction, "bins_fraction")
         self.iters = check_positive_int(iters, "iters")
+        self.tol = None if tol is None else check_positive(tol, "tol")
         self.seed = seed
 
     def fit(self, frame: pd.DataFrame) -> MST:
@@ -132,7 +134,7 @@ class MST:
         self.measurements_ = tuple(ones + twos)
         self.tree_ = tuple(tree)
         self.ledger_ = PrivacyLedger(tuple(entries), delta, "zcdp")
-        self.model_ = fit_pgm(self.measurements_, sizes, n, iters=self.iters)
+        self.model_ = fit_pgm(self.measurements_, sizes, n, iters=self.iters, tol=self.tol)
         self.encoding_, self.columns_ = enc, tuple(frame.columns)
         self._sample_rng = rng.spawn(1)[0]
         return self

@@ -51,7 +51,7 @@ class PGMModel:
 
     model: Any
     columns: tuple[str, ...]
-    iters: int
+    iters: int  # mirror-descent iterations run (mbi steps in blocks of 50)
 
     def marginal(self, clique: Sequence[str]) -> np.ndarray:
         """The model's table over ``clique`` (axes in the clique's order), normalised.
@@ -311,7 +311,14 @@ def fit_pgm(
         mbi.LinearMeasurement(n * np.asarray(m.noisy), m.clique, stddev=n * m.sigma)
         for m in measurements
     ]
+    blocks: list[None] = []
     model = _estimator()().estimate(
-        dom, folded_loss(lms, dom), known_total=float(n), iters=iters, tol=tol
+        dom,
+        folded_loss(lms, dom),
+        known_total=float(n),
+        iters=iters,
+        tol=tol,
+        callback_fn=lambda _: blocks.append(None),
     )
-    return PGMModel(model=model, columns=tuple(cols), iters=int(iters))
+    done = min(int(iters), len(blocks) * mbi.estimation.CALLBACK_EVERY)
+    return PGMModel(model=model, columns=tuple(cols), iters=done)

@@ -156,6 +156,7 @@ class PRISM:
         bins_fraction: float = 0.05,
         gaussian_method: Literal["classic", "analytic"] = "analytic",
         iters: int = 1000,
+        tol: float | None = 1e-2,
         max_model_cells: float = 2e4,
         seed: SeedLike = None,
     ) -> None:
@@ -180,6 +181,7 @@ class PRISM:
         )
         self.gaussian_method = gaussian_method
         self.iters = check_positive_int(iters, "iters")
+        self.tol = None if tol is None else check_positive(tol, "tol")
         self.max_model_cells = check_positive(max_model_cells, "max_model_cells")
         self.seed = seed
         if regime == "causal" and parents is None:
@@ -331,7 +333,7 @@ class PRISM:
 
         # step 5: synthesis backend (post-processing)
         if pgm:
-            model = fit_pgm(measurements, sizes, n, iters=self.iters)
+            model = fit_pgm(measurements, sizes, n, iters=self.iters, tol=self.tol)
         else:
             model = fit_naive_bayes(measurements, target, encoding.names)
         self.release_ = PRISMRelease(
