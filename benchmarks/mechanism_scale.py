@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _common import report
+from _common import RESULTS, report
 
 DRAWS = TUNE = 1000
 CHAINS = 2
@@ -47,14 +47,14 @@ data { int<lower=1> n; vector[n] z; vector<lower=0>[n] x; vector<lower=0, upper=
 transformed data {
   vector[n] lx = log(x);
   real sw = sum(w);
-  real jacobian = -dot_product(w, lx);
+  real log_jac = -dot_product(w, lx);
   vector[n] sqw = sqrt(w);
 }
 parameters { real intercept; real beta; real<lower=0> sigma; }
 model {
   intercept ~ normal(0, 10); beta ~ normal(0, 10); sigma ~ normal(0, 10);
   // sum_i w_i lognormal_lpdf(x_i | intercept + beta z_i, sigma), vectorised
-  target += jacobian - sw * (log(sigma) + 0.5 * log(2 * pi()))
+  target += log_jac - sw * (log(sigma) + 0.5 * log(2 * pi()))
             - dot_self(sqw .* (lx - intercept - beta * z)) / (2 * square(sigma));
 }
 """
@@ -223,12 +223,25 @@ def main() -> None:
     ap.add_argument("--stan-sizes", type=int, nargs="*", default=[2000, 20000])
     ap.add_argument("--no-stan", action="store_true")
     ap.add_argument("--full", action="store_true", help="also the per-record likelihood")
+    ap.add_argument(
+        "--stan-only", action="store_true", help="rerun Stan, merge into the saved table"
+    )
     ap.add_argument("--child", nargs=3)
     args = ap.parse_args()
     if args.child:
         child(args.child[0], int(args.child[1]), args.child[2])
         return
     rows = []
+    if args.stan_only:
+        with tempfile.TemporaryDirectory(prefix="pseudopost-cold-") as tmp:
+            env = fresh_caches(Path(tmp))
+            for i, n in enumerate(args.stan_sizes):
+                if i == 0:
+                    rows.append(spawn("stan", n, "cold", env))
+                rows.append(spawn("stan", n, "warm", env))
+        saved = pd.read_csv(RESULTS / "mechanism_scale.csv")
+        _finish(saved[saved.system != "stan"].to_dict("records") + rows)
+        return
     with tempfile.TemporaryDirectory(prefix="pseudopost-cold-") as tmp:
         env = fresh_caches(Path(tmp))
         rows.append(spawn("pseudopost", 2000, "cold", env))
@@ -244,6 +257,10 @@ def main() -> None:
         for n in args.sizes:  # on the caches the cold run filled
             if n != 2000:
                 rows.append(spawn("pseudopost", n, "warm", env))
+    _finish(rows)
+
+
+def _finish(rows: list) -> None:
     table = pd.DataFrame([r for r in rows if r])
     table = table[[c for c in COLUMNS if c in table.columns]]
     report(

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..models.base import SynthModel
 from ..models.counts import PoissonRegression
-from ..models.sufficient import block_statistics, design_rows, merge_rows
+from ..models.sufficient import MAX_UNIQUE_ROWS, block_statistics, design_rows, merge_rows
 from ..privacy.decomposition import Decomposition
 from ._kernels import kernel_for, reduce_block
 from ._records import DaskRecords
@@ -52,12 +52,30 @@ def design_rows_of(records: DaskRecords, model: SynthModel) -> np.ndarray | None
     """Poisson: the sorted unique predictor rows of all records (merged per block); else None.
 
     This is the first pass for Poisson (it validates every value); other models validate in
-    the first :func:`statistics` pass.
+    the first :func:`statistics` pass. Blocks are merged a batch at a time, and more than
+    :data:`~pseudopost.models.sufficient.MAX_UNIQUE_ROWS` unique rows stop the pass with a
+    ``NotImplementedError`` (the compressed design would grow with n).
     """
     if not isinstance(model, PoissonRegression):
         return None
-    parts = [dask.delayed(_block_rows)(model, records.columns, b) for b in records.block_arrays()]
-    return merge_rows(*dask.compute(*parts))
+    blocks = records.block_arrays()
+    rows = None
+    for i in range(0, len(blocks), _BATCH):
+        parts = [
+            dask.delayed(_block_rows)(model, records.columns, b) for b in blocks[i : i + _BATCH]
+        ]
+        found = dask.compute(*parts)
+        rows = merge_rows(*found) if rows is None else merge_rows(rows, *found)
+        if rows.shape[0] > MAX_UNIQUE_ROWS:
+            raise NotImplementedError(
+                f"The Poisson design has more than {MAX_UNIQUE_ROWS} unique predictor rows; "
+                "the Dask backend needs the compressed sufficient statistics (round or bin "
+                f"the predictors {list(model.predictors)}), or use the in-memory mechanism."
+            )
+    return rows
+
+
+_BATCH = 16
 
 
 def statistics(
@@ -93,8 +111,12 @@ def _per_record(red):
     return red.per_record
 
 
-def _per_draw_max(*reds):
-    return np.max(np.stack([r.per_draw for r in reds]), axis=0)
+def _per_draw(red):
+    return red.per_draw
+
+
+def _max(*arrays):
+    return np.max(np.stack(arrays), axis=0)
 
 
 def abs_reduction(
@@ -127,7 +149,8 @@ def abs_reduction(
             for r, s in zip(reds, sizes, strict=True)
         ]
     )
-    per_draw = dask.delayed(_per_draw_max)(*reds)
+    # each block's per-draw maxima first, so a block's per-record values can be freed at once
+    per_draw = dask.delayed(_max)(*[dask.delayed(_per_draw)(r) for r in reds])
     return per_record, per_draw
 
 

@@ -86,7 +86,9 @@ class DaskPseudoPosteriorResult:
     privacy attributes, no per-record groups), ``diagnostics`` and ``timings`` are in memory;
     ``lipschitz``, ``unweighted_lipschitz`` (= ``risk``) and ``alpha`` are lazy
     :class:`xarray.DataArray` over Dask arrays (dimension ``record``): ``.compute()`` brings
-    them into memory, ``.data`` is the Dask array (e.g. ``.data.to_zarr``).
+    them into memory, ``.data`` is the Dask array (``.max().compute()`` reduces it, and
+    ``dask.array.to_npy_stack(folder, result.lipschitz.data)`` writes it block by block).
+    Computing them reruns the kernel passes they need, on the active scheduler.
     """
 
     datatree: xr.DataTree

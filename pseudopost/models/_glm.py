@@ -27,6 +27,8 @@ class GLM(SynthModel):
     """
 
     family = "glm"
+    #: parameter names beyond the common ones (a column may not take them)
+    parameter_names: tuple[str, ...] = ()
 
     def __init__(
         self, outcome: str, predictors: Sequence[str] = (), *, prior_scale: float | None = None
@@ -40,11 +42,12 @@ class GLM(SynthModel):
             raise ValueError(f"Column '{outcome}' cannot be both the outcome and a predictor.")
         if len(set(preds)) != len(preds):
             raise ValueError(f"'predictors' has duplicates: {list(preds)}.")
-        clash = sorted(RESERVED & {outcome, *preds})
+        reserved = RESERVED | set(type(self).parameter_names)
+        clash = sorted(reserved & {outcome, *preds})
         if clash:
             raise ValueError(
                 f"Column name(s) {clash} clash with model parameter names "
-                f"{sorted(RESERVED)}; rename the column(s)."
+                f"{sorted(reserved)}; rename the column(s)."
             )
         self.outcome = outcome
         self.predictors = preds

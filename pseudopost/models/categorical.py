@@ -121,6 +121,7 @@ class DirichletCategorical(_Unordered):
     """
 
     family = "dirichlet_categorical"
+    parameter_names = ("p",)
 
     def __init__(self, outcome: str, *, concentration: float = 1.0) -> None:
         super().__init__(outcome, ())

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
+from pymc.distributions.dist_math import normal_lccdf, normal_lcdf
 from scipy import special, stats
 
 from ._glm import GLM
@@ -49,6 +50,7 @@ PSI_SCALE = 2.5
 
 
 class _Hurdle(GLM):
+    parameter_names = PSI_NAMES
     uniforms_per_record = 2
 
     def psi_predictor(
@@ -58,7 +60,12 @@ class _Hurdle(GLM):
             prepared, PSI_SCALE, prefix, intercept_scale=2.0 * PSI_SCALE, X=X, names=PSI_NAMES
         )
 
-    def is_zero(self, params, predictors, u: np.ndarray) -> np.ndarray:
+    def is_zero(
+        self,
+        params: Mapping[str, np.ndarray],
+        predictors: Mapping[str, np.ndarray],
+        u: np.ndarray,
+    ) -> np.ndarray:
         """u_1 <= 1 - psi = sigma(-eta_psi)."""
         eta = self.eta(params, predictors, len(u), names=PSI_NAMES)
         return u[:, 0] <= special.expit(-eta)
@@ -84,8 +91,6 @@ def _ln_logcdf(value, eta_psi, mu, sigma):
 
 
 def _ln_logsf(value, eta_psi, mu, sigma):
-    from pymc.distributions.dist_math import normal_lccdf
-
     safe = pt.switch(pt.gt(value, 0), value, 1.0)
     positive = -pt.softplus(-eta_psi) + normal_lccdf(mu, sigma, pt.log(safe))
     return pt.switch(
@@ -132,8 +137,8 @@ class HurdleLogNormal(_Hurdle):
         r""":math:`\log P(a \le X \le b) = \log(1\{a \le 0 \le b\}(1 - \psi) +
         \psi\,(G(b) - G(a)))`, the log-normal part from its left or right tail (whichever
         keeps it accurate) and never through F, whose mass at 0 would swamp small ranges."""
-        eta_psi, mu, sigma = model[self.outcome].owner.op.dist_params(model[self.outcome].owner)
-        from pymc.distributions.dist_math import normal_lccdf, normal_lcdf
+        rv = model[self.outcome]
+        eta_psi, mu, sigma = rv.owner.op.dist_params(rv.owner)
 
         def log_g(x):
             return pt.switch(

@@ -87,6 +87,7 @@ class FiniteMixture(GLM):
     """
 
     uniforms_per_record = 2
+    parameter_names = ("w", "mu")
 
     def __init__(
         self,

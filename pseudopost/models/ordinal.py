@@ -94,6 +94,7 @@ class OrdinalRegression(LevelGLM):
     """
 
     family = "ordinal"
+    parameter_names = ("cutpoints",)
     ordered = True
 
     def __init__(

@@ -28,6 +28,11 @@ alpha on f alone. The sensitive part that Definition 4 and Theorem 2 protect is 
 the paper's own orderings (weighted 8.1 > truncated (0.4, 1.8) 6.6 > truncated (0.6, 1.2) 5.9);
 eq. 15 literally reverses them (11.9 and 15.1), because a record with alpha near 0 would keep
 its whole :math:`-\log P(R_i)`, so narrowing the range would *weaken* the guarantee.
+
+How g is computed does not change what it is: :meth:`Decomposition.sensitive_function` returns the
+fused Numba kernel of a ready model (:mod:`pseudopost.privacy.fused`; all four decompositions,
+range truncation for the continuous models only) and the model's PyTensor graph otherwise
+(:meth:`Decomposition.generic_function`); both are tested equal to brute force.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ only changes how the same numbers are computed (tested equal to brute-force SciP
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -54,6 +55,7 @@ _FAMILIES = {
 }
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 _EMPTY = np.empty(0)
+_LOCK = threading.Lock()
 _TABLE_MAX = 2**22  # entries of the negative binomial's (draws x distinct counts) lgamma table
 
 
@@ -199,10 +201,11 @@ class BlockKernel:
     def _run(self, data, draws, coefficient, extras, want_sum):
         c = _coefficient(coefficient, data[0].size, signed=want_sum)
         inputs, params = self._inputs(data, draws, extras)
-        return glm.abs_kernel(
-            _FAMILIES[self.family], self.variant, *inputs, c, *params, float(self.bound),
-            glm.chunks(data[0].size), want_sum,
-        )  # fmt: skip
+        with _LOCK:  # one kernel at a time: each already uses every core (no oversubscription)
+            return glm.abs_kernel(
+                _FAMILIES[self.family], self.variant, *inputs, c, *params, float(self.bound),
+                glm.chunks(data[0].size), want_sum,
+            )  # fmt: skip
 
     def _abs(self, data, draws, coefficient, extras) -> AbsReduction:
         per_record, per_draw = self._run(data, draws, coefficient, extras, False)
@@ -213,9 +216,10 @@ class BlockKernel:
 
     def _values(self, data, draws, extras) -> np.ndarray:
         inputs, params = self._inputs(data, draws, extras)
-        return glm.values_kernel(
-            _FAMILIES[self.family], self.variant, *inputs, *params, float(self.bound)
-        )
+        with _LOCK:
+            return glm.values_kernel(
+                _FAMILIES[self.family], self.variant, *inputs, *params, float(self.bound)
+            )
 
 
 def _coefficient(coefficient, n: int, signed: bool = False) -> np.ndarray:
@@ -297,10 +301,8 @@ class FusedFunction:
     def __call__(self, draws, records: slice = slice(None), **extras) -> np.ndarray:
         """Values for the given draws and records: shape (draws, records)."""
         y, aux, Xt, idx, u = self._data
-        cut = (y, aux, Xt) + ((idx,) if idx.size else ())
-        data = tuple(np.ascontiguousarray(d[..., records]) for d in cut)
-        data = data if idx.size else (*data, idx)
-        data = (*data, u)
+        cut = lambda a: np.ascontiguousarray(a[..., records]) if a.size else a  # noqa: E731
+        data = (cut(y), cut(aux), cut(Xt), cut(idx), u)
         ex = {k: np.asarray(extras[k])[records] for k in self.extra_names if k in extras}
         return self.kernel._values(data, draws, ex)
 

@@ -329,3 +329,11 @@ def test_reps_weighted_statistics_from_dask_equal_in_memory():
     np.testing.assert_allclose(by_part, expected, rtol=1e-12)
     ones = weighted_statistics(frame, schema, None, clip=1.5)
     np.testing.assert_allclose(weighted_statistics(ddf, schema, None, 1.5), ones, rtol=1e-12)
+
+
+def test_poisson_with_too_many_unique_rows_is_refused():
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"z": rng.normal(size=5000), "y": rng.poisson(2.0, 5000)})
+    records = load_records(dd.from_pandas(df, npartitions=2), PoissonRegression("y", ["z"]))
+    with pytest.raises(NotImplementedError, match="more than 4096 unique predictor rows"):
+        pp.backends._passes.design_rows_of(records, PoissonRegression("y", ["z"]))

@@ -69,7 +69,9 @@ def test_quantile_function_equals_scipy_and_draws_follow_the_probabilities():
     z = np.array([-1.0, 0.0, 2.0])
     for q in [0.03, 0.4, 0.62, 0.97]:
         got = model.sample_outcome(params, {"z": z}, np.full((3, 1), q))
-        logits = np.column_stack([np.zeros(3), params["intercept"] + np.outer(z, params["beta"][0])])
+        logits = np.column_stack(
+            [np.zeros(3), params["intercept"] + np.outer(z, params["beta"][0])]
+        )
         probs = special.softmax(logits, axis=1)
         want = [_rv_discrete_ppf(p, q) for p in probs]
         np.testing.assert_array_equal(got, want)

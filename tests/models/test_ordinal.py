@@ -43,7 +43,7 @@ def _build(codes):
 
 @pytest.mark.parametrize("k", [0, 1, 2, 3])  # first, interior and last level
 def test_loglik_matches_scipy_and_exact_tails(k):
-    model, prepared, base, z = _build(np.full(Z.size, k))
+    _model, _prepared, base, z = _build(np.full(Z.size, k))
     got = RecordFunction(base)(_draws())[0]
     want = np.array([_exact_log_pmf(k, e) for e in z])
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-300)
@@ -57,7 +57,7 @@ def test_loglik_matches_scipy_and_exact_tails(k):
 
 
 def test_log_prob_range_matches_scipy_cdf_over_the_support_edges():
-    model, prepared, base, z = _build(np.resize([0, 1, 2, 3], Z.size))
+    model, _prepared, base, z = _build(np.resize([0, 1, 2, 3], Z.size))
     fn = RecordFunction(
         base,
         graph=lambda m, o, e: model.log_prob_range_graph(m, e["lower"], e["upper"]),
@@ -105,9 +105,7 @@ def test_quantile_function_equals_scipy_and_draws_follow_the_model():
     z = np.array([-1.0, 0.5, 2.0])
     for q in [0.02, 0.3, 0.55, 0.9, 0.995]:
         got = model.sample_outcome(params, {"z": z}, np.full((3, 1), q))
-        want = [
-            stats.rv_discrete(values=(np.arange(4), _probs(0.8 * zi))).ppf(q) for zi in z
-        ]
+        want = [stats.rv_discrete(values=(np.arange(4), _probs(0.8 * zi))).ppf(q) for zi in z]
         np.testing.assert_array_equal(got, want)
     n = 300
     x = model.sample_outcome(params, {"z": np.zeros(n)}, record_uniforms(4, 0, 0, n, 1))

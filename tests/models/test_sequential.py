@@ -6,6 +6,7 @@ SciPy column by column, and synthesis is checked under known parameters.
 
 import numpy as np
 import pandas as pd
+import pytensor
 import pytest
 import xarray as xr
 from scipy import stats
@@ -64,7 +65,8 @@ def test_record_loglik_is_sum_over_columns(mixed, rng):
     prep = model.prepare(mixed)
     base = model.build(prep)
     draws = _random_draws(base, rng)
-    got = RecordFunction(base, model.observed)(draws)  # (M, n)
+    with pytensor.config.change_flags(mode="FAST_COMPILE"):
+        got = RecordFunction(base, model.observed)(draws)  # (M, n)
 
     zb = (mixed.z == "b").to_numpy(float)  # reference level 'a'
     zc = (mixed.z == "c").to_numpy(float)
@@ -265,9 +267,7 @@ def test_empty_frame(mixed):
 
 
 def test_model_conditioning_on_a_later_column(mixed):
-    model = SequentialModel(
-        ["x", "y"], {"x": NormalRegression("x", ["y"]), "y": "lognormal"}
-    )
+    model = SequentialModel(["x", "y"], {"x": NormalRegression("x", ["y"]), "y": "lognormal"})
     with pytest.raises(ValueError, match=r"column 'x' conditions on \['y'\]"):
         model.prepare(mixed)
 
@@ -290,9 +290,9 @@ def test_constructor_errors():
 def test_transform_domain_checked(mixed):
     frame = mixed.assign(x=mixed.x - 10)
     with pytest.raises(ValueError, match=r"Transform 'log' of column 'x' needs values > 0"):
-        SequentialModel(["x", "y"], {"x": "normal", "y": "lognormal"}, transforms={"x": "log"}).prepare(
-            frame
-        )
+        SequentialModel(
+            ["x", "y"], {"x": "normal", "y": "lognormal"}, transforms={"x": "log"}
+        ).prepare(frame)
 
 
 def test_input_frame_is_not_modified(mixed):
@@ -342,14 +342,16 @@ def test_record_loglik_equals_sum_of_standalone_column_models(rng):
             draws[name] = np.sort(rng.normal(0.0, 5.0, v.shape), axis=-1) + 40.0
         if name == "hours__sigma":
             draws[name] = rng.uniform(5.0, 10.0, v.shape)
-    joint = RecordFunction(base, model.observed)(draws)
+    with pytensor.config.change_flags(mode="FAST_COMPILE"):  # small n: skip numba compilation
+        joint = RecordFunction(base, model.observed)(draws)
     total = np.zeros_like(joint)
     own = model.column_prepared(prep)
     for col, cm in model.column_models(prep).items():
         alone = cm.build(own[col])
         prefix = f"{col}__"
         sub = {k[len(prefix) :]: v for k, v in draws.items() if k.startswith(prefix)}
-        part = RecordFunction(alone, [col])(sub)
+        with pytensor.config.change_flags(mode="FAST_COMPILE"):
+            part = RecordFunction(alone, [col])(sub)
         assert np.all(np.isfinite(part)), col
         total += part
     np.testing.assert_allclose(joint, total, rtol=1e-10, atol=1e-10)

@@ -67,7 +67,17 @@ def logdiffexp(a: float, b: float) -> float:
 
 @njit(cache=True, fastmath=False)
 def log_normal_range(za: float, zb: float) -> float:
-    r""":math:`\log(\Phi(z_b) - \Phi(z_a))` for :math:`z_a \le z_b`, in log space."""
-    if za > 0.0:  # the range lies above the median: use the right tail, Phi(-z) = 1 - Phi(z)
+    r""":math:`\log(\Phi(z_b) - \Phi(z_a))` for :math:`z_a \le z_b`.
+
+    From the tail the range lies in (right tail above the median, :math:`\Phi(-z) = 1 - \Phi(z)`),
+    as a difference of ``erfc`` values while the nearer endpoint is within 30 standard deviations
+    (both ``erfc`` values keep full relative accuracy there, and two ``erfc`` calls cost a third of
+    three log-space calls), in log space (:func:`logdiffexp` of :func:`log_ndtr`) beyond.
+    """
+    if za > 0.0:  # the range lies above the median: right tail
+        if za < 30.0:
+            return math.log(0.5 * (math.erfc(za * _SQRT_HALF) - math.erfc(zb * _SQRT_HALF)))
         return logdiffexp(log_ndtr(-za), log_ndtr(-zb))
+    if zb > -30.0:
+        return math.log(0.5 * (math.erfc(-zb * _SQRT_HALF) - math.erfc(-za * _SQRT_HALF)))
     return logdiffexp(log_ndtr(zb), log_ndtr(za))
