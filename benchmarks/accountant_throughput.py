@@ -5,14 +5,18 @@ variant, three ways in the same run:
 (a) naive SciPy: one ``scipy.stats`` log density call per draw over all records (a subset of
     draws, extrapolated);
 (b) the generic path: the model's PyTensor per-record graph vectorised over draws
-    (``RecordFunction``), reduced block by block within 256 MB (a subset of draws, extrapolated;
-    its compile time is reported separately);
+    (``RecordFunction``) with the abs/max reductions compiled into the graph, block by block
+    within 256 MB (a subset of draws, extrapolated; compile time reported separately), and (b')
+    the same graph returning the (draws, records) block reduced with NumPy (the path before the
+    in-graph reductions);
 (c) the fused Numba kernel (``pseudopost.privacy.fused``): M = 2000 draws where affordable.
 
 Each row also checks that (b) and (c) agree on the common draws (``max_rel_diff``). Goal (issue
 8): at least 3e8 record-draws/s for the regression models on a 2-core machine.
 
     .venv/bin/python benchmarks/accountant_throughput.py [--sizes 100000 1000000] [--draws 2000]
+        [--models normal lognormal poisson negbin] [--variants weighted truncated censored]
+        [--out accountant_throughput]
 """
 
 from __future__ import annotations
@@ -121,6 +125,18 @@ def naive(family, variant, draws, y, z, extras, alpha, coef, m_used):
     return per_record, per_draw
 
 
+def matrix_reduce(fn, draws, coef, extras, max_bytes=256 * 2**20):
+    """(b'): the (draws, records) blocks of the compiled graph, reduced with NumPy."""
+    n_draws = len(next(iter(draws.values())))
+    per_record, per_draw = np.zeros(fn.n), np.zeros(n_draws)
+    for rec, dr in fn.blocks(n_draws, max_bytes):
+        a = np.abs(fn({k: v[dr] for k, v in draws.items()}, rec, **extras))
+        a = np.where(np.isnan(a), np.inf, a)
+        np.maximum(per_record[rec], a.max(axis=0), out=per_record[rec])
+        np.maximum(per_draw[dr], (coef[rec] * a).max(axis=1), out=per_draw[dr])
+    return per_record, per_draw
+
+
 def timed(fn, *args, **kw):
     t0 = time.perf_counter()
     out = fn(*args, **kw)
@@ -138,7 +154,7 @@ def affordable(fn, n, m_max, m_probe):
     return int(min(m_max, max(m_probe, rate * BUDGET_S / n)))
 
 
-def run(n: int, m_total: int, family: str, variant: str, seed: int = 1) -> dict:
+def run(n: int, m_total: int, family: str, variant: str, matrix: bool, seed: int = 1) -> dict:
     rng = np.random.default_rng(seed)
     df, draws = simulate(family, n, m_total, rng)
     model = MODELS[family]("y", ["z"])
@@ -169,6 +185,11 @@ def run(n: int, m_total: int, family: str, variant: str, seed: int = 1) -> dict:
     m_b = affordable(lambda m: reduce_abs(generic, subset(draws, m), coef, **extras), n, 200, 2)
     _, t_b = timed(reduce_abs, generic, subset(draws, m_b), coef, **extras)
     row.update(generic_draws=m_b, generic_rd_per_s=n * m_b / t_b)
+    if matrix:
+        generic.check_chunking(subset(draws, 1), **extras)
+        matrix_reduce(generic, subset(draws, 1), coef, extras)  # compile the matrix function
+        _, t = timed(matrix_reduce, generic, subset(draws, m_b), coef, extras)
+        row["generic_matrix_rd_per_s"] = n * m_b / t
 
     # (a) naive SciPy loop
     m_a = affordable(
@@ -193,12 +214,15 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--draws", type=int, default=2000)
     parser.add_argument("--models", nargs="+", default=list(MODELS))
+    parser.add_argument("--variants", nargs="+", default=["weighted", "truncated", "censored"])
+    parser.add_argument("--matrix", action="store_true", help="also time (b')")
+    parser.add_argument("--out", default="accountant_throughput")
     args = parser.parse_args()
     rows = []
     for n in args.sizes:
         for family in args.models:
-            for variant in ("weighted", "truncated", "censored"):
-                row = run(n, args.draws, family, variant)
+            for variant in args.variants:
+                row = run(n, args.draws, family, variant, args.matrix)
                 rows.append(row)
                 print(
                     {k: (f"{v:.3g}" if isinstance(v, float) else v) for k, v in row.items()},
@@ -210,6 +234,8 @@ def main() -> None:
         "scipy_rd_per_s", "speedup_vs_scipy", "speedup_vs_generic", "fused_first_call_s",
         "generic_compile_s", "max_rel_diff", "fused_path",
     ]  # fmt: skip
+    if args.matrix:
+        cols.insert(6, "generic_matrix_rd_per_s")
     table = table[cols]
     reg = table[table["variant"].eq("weighted") & table["fused_path"]]
     met = bool((reg["fused_rd_per_s"] >= TARGET).all())
@@ -221,7 +247,7 @@ def main() -> None:
         "'averaged' uses the weighted kernel (same g, another coefficient); range truncation "
         "of the count models runs the generic path (no fused kernel)."
     )
-    report(table, "accountant_throughput", title)
+    report(table, args.out, title)
 
 
 if __name__ == "__main__":

@@ -164,14 +164,10 @@ def choose_model(
             )
         skew = _skewness(x)
         if skew > 0.5:
-            return Choice(
-                column, "positive skewed", "lognormal", f"positive, skewness {skew:.2f}"
-            )
+            return Choice(column, "positive skewed", "lognormal", f"positive, skewness {skew:.2f}")
         return Choice(column, "positive", "normal", f"positive, skewness {skew:.2f} <= 0.5")
     if zeros > 0.5 and _available("hurdle_count"):
-        return Choice(
-            column, "zero-inflated count", "hurdle_count", f"{100 * zeros:.1f} % zeros"
-        )
+        return Choice(column, "zero-inflated count", "hurdle_count", f"{100 * zeros:.1f} % zeros")
     return Choice(
         column,
         "count",
@@ -281,7 +277,8 @@ def _check_models(frame: pd.DataFrame, models) -> dict[str, object]:
         if isinstance(spec, str):
             model_class(spec, col)
         elif not (
-            isinstance(spec, SynthModel) or (isinstance(spec, type) and issubclass(spec, SynthModel))
+            isinstance(spec, SynthModel)
+            or (isinstance(spec, type) and issubclass(spec, SynthModel))
         ):
             raise TypeError(
                 f"The model for column '{col}' must be a model name, a ready-model class or "
@@ -387,7 +384,7 @@ def synthesize(
         )
     kept = keep + ([] if unmodelled == "marginal" else rest)
     rows, specs = [], {}
-    for j, col in enumerate([*marginal, *order]):
+    for col in [*marginal, *order]:
         conditioned = col in order and (bool(kept) or bool(marginal) or order.index(col) > 0)
         auto = choose_model(frame[col], col, conditioned=conditioned)
         if col in given:

@@ -23,7 +23,11 @@ def _choice(values, **kw):
         (np.array([1, 2, 3, 2, 1]), "categorical", "categorical"),
         (np.array([-1.5, 0.2, 3.0, 1.1]), "normal", "real"),
         (np.array([0.0, 0.0, 2.5, 7.1, 0.4]), "hurdle_lognormal", "zero-inflated amount"),
-        (np.array([0, 0, 2174, 14084, 5013, 0, 3103, 7688]), "hurdle_lognormal", "zero-inflated amount"),
+        (
+            np.array([0, 0, 2174, 14084, 5013, 0, 3103, 7688]),
+            "hurdle_lognormal",
+            "zero-inflated amount",
+        ),
         (np.exp(np.linspace(-2, 3, 50)), "lognormal", "positive skewed"),
         (np.linspace(10, 20, 50), "normal", "positive"),
         (np.arange(0, 40) % 17, "negative_binomial", "count"),

@@ -203,12 +203,16 @@ def plot_marginals(
         if c in numeric:
             edges = np.histogram_bin_edges(real[c].to_numpy(float), bins=bins)
             for label, f in frames.items():
-                ax.hist(f[c].to_numpy(float), bins=edges, density=True, histtype="step", label=label)
+                ax.hist(
+                    f[c].to_numpy(float), bins=edges, density=True, histtype="step", label=label
+                )
         else:
             levels = real[c].astype(object).value_counts().index[:max_levels]
             width = 0.8 / len(frames)
             for k, (label, f) in enumerate(frames.items()):
-                share = f[c].astype(object).value_counts(normalize=True).reindex(levels, fill_value=0)
+                share = (
+                    f[c].astype(object).value_counts(normalize=True).reindex(levels, fill_value=0)
+                )
                 ax.bar(np.arange(len(levels)) + k * width, share.to_numpy(), width, label=label)
             ax.set_xticks(np.arange(len(levels)) + 0.4 - width / 2, [str(v) for v in levels])
             ax.tick_params(axis="x", rotation=60, labelsize=7)

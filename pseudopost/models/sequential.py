@@ -253,12 +253,15 @@ class SequentialModel(SynthModel):
         self.transforms = self._check_transforms(transforms)
         self._structure: tuple = ()
         self._marginal: tuple[str, ...] = ()
+        self._columns: tuple[str, ...] = ()
 
     # ---------------------------------------------------------------- description
     @staticmethod
     def _names(value, name: str) -> list[str]:
         if isinstance(value, str):
-            raise TypeError(f"'{name}' must be a sequence of column names, not the string {value!r}.")
+            raise TypeError(
+                f"'{name}' must be a sequence of column names, not the string {value!r}."
+            )
         names = list(value)
         bad = [v for v in names if not isinstance(v, str) or not v]
         if bad:
@@ -338,7 +341,14 @@ class SequentialModel(SynthModel):
 
     @property
     def columns(self) -> list[str]:
-        return [*self.keep, *self._marginal, *self.order]
+        """Data columns (all columns of the data last prepared, once known)."""
+        return list(self._columns) or [*self.keep, *self.order]
+
+    def outcome_values(self, prepared: Prepared) -> np.ndarray:
+        raise ValueError(
+            "Sensitive ranges are not supported for a SequentialModel (a record has several "
+            "outcomes); declare the range on the column's own ready model instead."
+        )
 
     # ---------------------------------------------------------------- data
     def prepare(self, data: pd.DataFrame | None) -> Prepared:
@@ -393,6 +403,7 @@ class SequentialModel(SynthModel):
                     f" that the data lack; synthetic data may only hold observed levels."
                 )
         self._marginal = tuple(c for c in infos if infos[c].role == "marginal")
+        self._columns = tuple(infos)
         self._structure = tuple(
             (c.name, repr(c.model), infos[c.name].levels, c.inputs) for c in columns
         )
@@ -506,7 +517,11 @@ class SequentialModel(SynthModel):
         """Encoded predictor arrays of ``inputs`` from (real or synthetic) coded ``values``."""
         out = {}
         for c in inputs:
-            info, x, t = prepared.dtypes[c], np.asarray(values[c], np.float64), self.transforms.get(c)
+            info, x, t = (
+                prepared.dtypes[c],
+                np.asarray(values[c], np.float64),
+                self.transforms.get(c),
+            )
             if info.categorical and t != "codes":
                 for k, lvl in enumerate(info.levels[1:], start=1):
                     out[f"{c}[{lvl}]"] = (x == k).astype(np.float64)

@@ -172,6 +172,10 @@ def block_statistics(
     x = np.asarray(arrays[model.outcome], dtype=np.float64)
     if w.shape != x.shape:
         raise ValueError(f"'weights' must have shape {x.shape}, one per record; got {w.shape}.")
+    bad = ~(np.isfinite(w) & (w >= 0))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"'weights' must be finite and >= 0; record {i} has {w[i]}.")
     z = _predictors(model, arrays)
     design = np.column_stack([np.ones(len(x)), z])
     if isinstance(model, PoissonRegression):

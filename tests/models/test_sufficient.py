@@ -186,6 +186,8 @@ def test_bad_input(frame):
         S.block_statistics(model, arrays, np.ones(3))
     with pytest.raises(ValueError, match=r"'weights' must have shape \(300,\)"):
         S.total_statistics(model, arrays, np.ones(3))
+    with pytest.raises(ValueError, match=r"finite and >= 0; record 2 has -1\.0"):
+        S.block_statistics(model, arrays, np.r_[1.0, 1.0, -1.0, np.ones(297)])
     pois = PoissonRegression("c", ["g"])
     parrays = pois.prepare(frame).arrays
     with pytest.raises(ValueError, match="need 'rows'"):

@@ -198,10 +198,19 @@ class _FoldedL2:
 
 
 def folded_loss(lms: Sequence[Any], domain: Any) -> Any:
-    """A ``MarginalLossFn`` equal to mbi's L2 loss on ``lms`` (identity queries), folded."""
+    """A ``MarginalLossFn`` equal to mbi's L2 loss on ``lms`` (identity queries), folded.
+
+    Its cliques are the junction tree's (mbi's own triangulation of the measured cliques), so
+    the marginal oracle neither expands potentials into tree cliques nor projects beliefs back.
+    The potentials stay sums of functions of the measured cliques (every gradient is
+    :math:`\\sum_i P_i^\\top r_i`), so the model family, the iterates and the fit are mbi's;
+    the Lipschitz constant (initial step) is mbi's for the measured cliques.
+    """
     mbi = load_mbi()
     base = mbi.marginal_loss.from_linear_measurements(list(lms), domain)
-    routing = mbi.clique_utils.clique_mapping(base.cliques, [m.clique for m in lms], domain)
+    jtree, _ = mbi.junction_tree.make_junction_tree(domain, list(base.cliques))
+    cliques = [tuple(c) for c in jtree.nodes]
+    routing = mbi.clique_utils.clique_mapping(cliques, [m.clique for m in lms], domain)
     groups: dict[tuple, list] = {}
     plain = []
     for m in lms:
@@ -228,7 +237,7 @@ def folded_loss(lms: Sequence[Any], domain: Any) -> Any:
             const += 0.5 * w * float(y @ y)
         blocks.append((a_mat, b_vec, np.float64(const)))
     return mbi.marginal_loss.MarginalLossFn(
-        base.cliques,
+        tuple(cliques),
         _FoldedL2(tuple(groups)),
         (tuple(blocks), tuple(plain)),
         base.lipschitz,
