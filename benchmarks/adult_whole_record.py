@@ -76,7 +76,7 @@ def summarise(real, label, syn, epsilon, lipschitz, seed) -> dict:
         "pMSE ratio": util.pmse.ratio,
         "mean TV (categorical)": float(cols["tv"].mean()),
         "mean U_m (numeric)": float(cols["U_m"].mean()),
-        "mean |assoc. diff|": util.mean_abs_association_difference,
+        "mean abs assoc. diff": util.mean_abs_association_difference,
         "EMR age": risk.loc["age", "expected_match_risk"],
         "TMR age": risk.loc["age", "true_match_rate"],
         "EMR capital-gain": risk.loc["capital-gain", "expected_match_risk"],

@@ -294,7 +294,7 @@ def _store(x: da.Array, workdir: Path | None, name: str) -> da.Array:
     target = workdir / name
     target.mkdir(parents=True, exist_ok=True)
     da.to_npy_stack(target, x)
-    return da.from_npy_stack(target)
+    return da.from_npy_stack(target, mmap_mode=None)  # read, not mapped: RSS stays bounded
 
 
 def _summary(risk: da.Array, normalisation: str) -> dict[str, float]:

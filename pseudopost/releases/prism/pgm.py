@@ -198,18 +198,14 @@ class _FoldedL2:
 
 
 def folded_loss(lms: Sequence[Any], domain: Any) -> Any:
-    """A ``MarginalLossFn`` equal to mbi's L2 loss on ``lms`` (identity queries), folded.
+    """A ``MarginalLossFn`` equal to mbi's L2 loss on ``lms`` (same cliques, routing, Lipschitz).
 
-    Its cliques are the junction tree's (mbi's own triangulation of the measured cliques), so
-    the marginal oracle neither expands potentials into tree cliques nor projects beliefs back.
-    The potentials stay sums of functions of the measured cliques (every gradient is
-    :math:`\\sum_i P_i^\\top r_i`), so the model family, the iterates and the fit are mbi's;
-    the Lipschitz constant (initial step) is mbi's for the measured cliques.
+    Measurements with a non-identity query, or routed to a clique above ``FOLD_MAX_CELLS``,
+    keep mbi's own per-measurement terms.
     """
     mbi = load_mbi()
     base = mbi.marginal_loss.from_linear_measurements(list(lms), domain)
-    jtree, _ = mbi.junction_tree.make_junction_tree(domain, list(base.cliques))
-    cliques = [tuple(c) for c in jtree.nodes]
+    cliques = list(base.cliques)
     routing = mbi.clique_utils.clique_mapping(cliques, [m.clique for m in lms], domain)
     groups: dict[tuple, list] = {}
     plain = []

@@ -85,3 +85,73 @@ def test_forward_sampler_on_a_junction_forest():
     out = _forward_sample(forest, pots, sizes, ("a", "b", "c"), 30000, np.random.default_rng(2))
     assert abs(np.mean(out["a"] == out["b"]) - 0.8) < 0.015
     np.testing.assert_allclose(np.bincount(out["c"]) / 30000, [0.2, 0.3, 0.5], atol=0.015)
+
+
+def _toy_measurements(rng):
+    from pseudopost.releases.prism.pgm import load_mbi
+
+    mbi = load_mbi()
+    dom = mbi.Domain(["a", "b", "c", "d"], [2, 3, 2, 4])
+    cliques = [("a", "b"), ("b",), ("a", "b", "c"), ("c", "d"), ("d",), ("b", "a")]
+    lms = [
+        mbi.LinearMeasurement(rng.normal(100, 20, dom.size(c)), c, stddev=float(rng.uniform(1, 10)))
+        for c in cliques
+    ]
+    return mbi, dom, lms
+
+
+def test_folded_loss_equals_mbi_loss_value_gradient_and_fit(rng):
+    """The folded quadratic form is mbi's L2 loss: same value, gradient, Lipschitz, iterates."""
+    import jax
+    import jax.numpy as jnp
+
+    from pseudopost.releases.prism.pgm import _estimator, folded_loss
+
+    mbi, dom, lms = _toy_measurements(rng)
+    ref = mbi.marginal_loss.from_linear_measurements(lms, dom)
+    fold = folded_loss(lms, dom)
+    assert fold.cliques == ref.cliques and fold.lipschitz == ref.lipschitz
+    mu = mbi.CliqueVector(
+        dom,
+        ref.cliques,
+        {
+            c: mbi.Factor(dom.project(c), jnp.asarray(rng.random(dom.project(c).shape) * 50))
+            for c in ref.cliques
+        },
+    )
+    (v1, g1), (v2, g2) = jax.value_and_grad(ref)(mu), jax.value_and_grad(fold)(mu)
+    assert float(v2) == pytest.approx(float(v1), rel=1e-12)
+    for c in ref.cliques:
+        np.testing.assert_allclose(g2[c].values, g1[c].values, rtol=1e-10, atol=1e-10)
+    m1 = mbi.estimation.MirrorDescent().estimate(dom, lms, known_total=400.0, iters=100)
+    m2 = _estimator()().estimate(dom, fold, known_total=400.0, iters=100)
+    for c in ref.cliques:
+        np.testing.assert_allclose(m2.potentials[c].values, m1.potentials[c].values, atol=1e-9)
+
+
+def test_closed_form_start_is_mbi_oracle_at_zero_potentials(rng):
+    from pseudopost.releases.prism.pgm import _estimator, folded_loss
+
+    mbi, dom, lms = _toy_measurements(rng)
+    fold = folded_loss(lms, dom)
+    state = _estimator()()._init(dom, fold, 400.0)
+    ref = mbi.estimation.MirrorDescent()._init(dom, fold, 400.0)
+    assert float(state.alpha) == pytest.approx(float(ref.alpha), rel=1e-12)
+    for c in fold.cliques:
+        np.testing.assert_allclose(state.mu[c].values, ref.mu[c].values, rtol=1e-12)
+        assert np.all(np.asarray(state.potentials[c].values) == 0.0)
+
+
+def test_fit_pgm_stops_on_tolerance_and_reports_iterations(rng):
+    from pseudopost.releases.prism.pgm import fit_pgm
+
+    n = 3000
+    codes = {"x": rng.integers(0, 3, n), "y": rng.integers(0, 2, n)}
+    sizes = {"x": 3, "y": 2}
+    ms = [
+        measure_marginal(codes, c, sizes, 0.01, epsilon=1, delta=1e-6, pool="t", seed=i)
+        for i, c in enumerate([("x", "y"), ("x",)])
+    ]
+    loose = fit_pgm(ms, sizes, n, iters=1000, tol=0.5)
+    full = fit_pgm(ms, sizes, n, iters=1000, tol=None)
+    assert full.iters == 1000 and 100 <= loose.iters < 1000
