@@ -194,12 +194,10 @@ def test_pymc_predictive_and_inversion_draw_the_same_distribution():
         u = record_uniforms(6, 0, 0, n, model.uniforms_per_record)
         inv_x = model.sample_outcome(params, {"z": z}, u)
         if model.discrete:
-            top = int(max(pymc_x.max(), inv_x.max())) + 1
             table = np.array(
                 [np.bincount(np.minimum(x.astype(int), 6), minlength=7) for x in (pymc_x, inv_x)]
             )
             table = table[:, table.sum(0) > 0]
             assert stats.chi2_contingency(table).pvalue > 0.001, type(model).__name__
-            assert top >= 2
         else:
             assert stats.ks_2samp(pymc_x, inv_x).pvalue > 0.001, type(model).__name__

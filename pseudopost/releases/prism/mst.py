@@ -12,7 +12,9 @@ the shared pieces (replace-one neighbours; zCDP, converted at the end):
    replaced record changes the table by :math:`1/n` in two cells, so the score's replace-one
    sensitivity is :math:`2/n` (MST's add/remove count version has 1).
 3. :math:`\rho/3`: the chosen 2-way marginals, Gaussian, equal shares.
-4. Private-PGM fit (mirror descent) and sampling: post-processing.
+4. Private-PGM fit (mirror descent, :func:`.pgm.fit_pgm`, the same iteration policy as PRISM:
+   at most ``iters``, stopping once the relative loss decrease per 50 iterations is at most
+   ``tol`` twice in a row) and sampling: post-processing.
 
 Deviation: MST's domain compression of rare values is left out, and the independence estimate
 in step 2 is the closed form (the maximum-entropy fit to 1-way marginals is their product) rather

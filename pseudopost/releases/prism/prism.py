@@ -125,8 +125,10 @@ class PRISM:
         ``"analytic"`` (exact for every epsilon, default) or ``"classic"`` (the paper's formula,
         used only where a query's epsilon is below 1, the range Dwork & Roth's Theorem A.1
         covers; analytic otherwise) calibration of the Gaussian mechanism under ``"approx"``.
-    iters, max_model_cells
-        Mirror-descent iterations and the junction-tree size cap for 3-way marginals.
+    iters, tol, max_model_cells
+        At most ``iters`` mirror-descent iterations, stopping early once the loss falls by at
+        most ``tol`` (relative) over each of two consecutive 50-iteration blocks (``None``: run
+        all); the junction-tree size cap for 3-way marginals.
     seed
         Seed for every random step; the same seed gives the same release and samples.
     """
