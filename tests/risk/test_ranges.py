@@ -42,16 +42,19 @@ def test_array_range():
     np.testing.assert_array_equal(hi, [2, 3])
 
 
-@pytest.mark.parametrize(("make", "msg"), [
-    (lambda: MultiplicativeRange(1.8, 0.4), "a <= b"),
-    (lambda: MultiplicativeRange(1.2, 1.8), "0 <= a <= 1 <= b"),
-    (lambda: MultiplicativeRange(np.nan, 1.8), "NaN"),
-    (lambda: AdditiveRange(-1, 1), "below"),
-    (lambda: TailRange(0.4, 1.8, 0.2, 2.4, q=0.0), "q"),
-    (lambda: TailRange(0.4, 1.8, 0.2, 2.4, q=1.5), "q"),
-    (lambda: BracketRange([0, 5, 5]), "strictly increasing"),
-    (lambda: ArrayRange([0, 3], [1, 2]), "record 1 has lower 3"),
-])
+@pytest.mark.parametrize(
+    ("make", "msg"),
+    [
+        (lambda: MultiplicativeRange(1.8, 0.4), "a <= b"),
+        (lambda: MultiplicativeRange(1.2, 1.8), "0 <= a <= 1 <= b"),
+        (lambda: MultiplicativeRange(np.nan, 1.8), "NaN"),
+        (lambda: AdditiveRange(-1, 1), "below"),
+        (lambda: TailRange(0.4, 1.8, 0.2, 2.4, q=0.0), "q"),
+        (lambda: TailRange(0.4, 1.8, 0.2, 2.4, q=1.5), "q"),
+        (lambda: BracketRange([0, 5, 5]), "strictly increasing"),
+        (lambda: ArrayRange([0, 3], [1, 2]), "record 1 has lower 3"),
+    ],
+)
 def test_bad_ranges(make, msg):
     with pytest.raises(ValueError, match=msg):
         make()
