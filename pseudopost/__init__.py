@@ -12,7 +12,7 @@ from . import datasets, models, privacy, risk
 from .mechanism import PseudoPosterior, PseudoPosteriorResult
 from .sampling import SamplingWarning
 
-_LAZY = {"combine", "evaluate", "release", "releases"}  # heavy (scikit-learn): on first use
+_LAZY = {"backends", "combine", "evaluate", "release", "releases"}  # heavy (scikit-learn): on first use
 
 
 def __getattr__(name: str):
@@ -29,6 +29,7 @@ __all__ = [
     "PseudoPosterior",
     "PseudoPosteriorResult",
     "SamplingWarning",
+    "backends",
     "combine",
     "datasets",
     "evaluate",

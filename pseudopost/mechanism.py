@@ -761,7 +761,16 @@ def _assemble(
     privacy = xr.Dataset(
         privacy_vars, coords={"chain": post["chain"], "draw": post["draw"]}, attrs=attrs
     )
-    observed = xr.Dataset({k: rec(v) for k, v in fitted.prepared.arrays.items()})
+    observed = xr.Dataset(
+        {  # a record may hold a vector (e.g. a multivariate outcome): extra dims per variable
+            k: xr.DataArray(
+                np.asarray(v, dtype=float),
+                dims=("record", *(f"{k}_dim_{j}" for j in range(1, np.ndim(v)))),
+                coords=record,
+            )
+            for k, v in fitted.prepared.arrays.items()
+        }
+    )
     groups = {
         "posterior": post,
         "risk_posterior": unweighted["posterior"].to_dataset(),

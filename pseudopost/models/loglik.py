@@ -90,6 +90,11 @@ class RecordFunction:
         extras = {name: pt.vector(name, dtype="float64") for name in self.extra_names}
         graph = self._graph_fn or (lambda m, o, e: record_logp(m, o))
         out = graph(model, self.observed, extras)
+        # an observed variable that is a parameter of another (b ~ N(a, 1), a observed) enters
+        # at its observed value, not as a random draw
+        out = graph_replace(
+            out, {rv: model.rvs_to_values[rv] for rv in model.observed_RVs}, strict=False
+        )
         placeholders = [rv.type() for rv in model.free_RVs]
         replace = dict(zip(model.free_RVs, placeholders, strict=True))
         sym_data = [
