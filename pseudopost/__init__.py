@@ -12,7 +12,13 @@ from . import datasets, models, privacy, risk
 from .mechanism import PseudoPosterior, PseudoPosteriorResult
 from .sampling import SamplingWarning
 
-_LAZY = {"backends", "combine", "evaluate", "release", "releases"}  # heavy (scikit-learn): on first use
+_LAZY = {
+    "backends",
+    "combine",
+    "evaluate",
+    "release",
+    "releases",
+}  # heavy (scikit-learn): on first use
 
 
 def __getattr__(name: str):

@@ -233,9 +233,10 @@ class PseudoPosterior:
         If given (e.g. 0.95), drop weighted draws whose :math:`\max_i c_i |g|` exceeds this
         quantile before accounting and synthesis.
     sampler
-        ``"nutpie"`` (default: numba, compiled once, refits swap the weights), ``"nutpie-jax"``
-        (recompiles each fit in well under a second: fastest end to end for small data) or
-        ``"pymc"``.
+        ``"nutpie"`` (default). On the sufficient-statistics path nutpie evaluates the
+        statistics model's density written out in NumPy (nothing to compile); on the
+        per-record path nutpie compiles the model with numba once and refits swap the weights.
+        ``"nutpie-jax"`` (recompiles each fit in well under a second) or ``"pymc"``.
     max_bytes
         Memory budget of the accountant's blocks (float64 values alive at once).
     likelihood

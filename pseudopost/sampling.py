@@ -8,30 +8,19 @@ own NUTS is the fallback (``sampler="pymc"`` or a model nutpie cannot compile); 
 each fit. Diagnostics (R-hat, bulk/tail ESS, divergences) are computed for every fit and a
 :class:`SamplingWarning` names the fit and the parameter when they are poor.
 
-Compile cache. nutpie's own numba compilation wraps the model in a C callback that numba cannot
-cache across processes (~10 s every new process). ``Sampler(..., cached=True)`` (used for the
-small sufficient-statistics models, whose per-gradient work is tiny) instead hands nutpie the
-PyTensor-compiled logp/gradient and expansion functions as Python callables
-(``nutpie.from_pyfunc``, the route nutpie's JAX backend takes). Those functions are jitted by
-PyTensor's numba backend with numba's on-disk cache, keyed by a SHA-256 of the function graph (so
-by model structure, not data) together with the numba and Python versions and the fastmath flag;
-a new process with the same model structure loads machine code instead of compiling. The cache
-lives under :func:`cache_dir` (``$PSEUDOPOST_CACHE_DIR``, else ``$XDG_CACHE_HOME/pseudopost``,
-else ``~/.cache/pseudopost``), in ``numba-<numba version>``; an entry that fails to load (corrupt
-or from an incompatible build) is discarded and rebuilt once. The cost: each gradient is one
-Python call (a few microseconds, and chains share the GIL), which is why the full per-record
-models keep nutpie's C callback.
+Ready sampler. A caller may hand :class:`Sampler` a nutpie model it built itself
+(``compiled=``) instead of having the PyMC model compiled: the sufficient-statistics fast path
+passes its log density written out in NumPy
+(:class:`~pseudopost.models.statistics_density.StatisticsDensity`, through
+``nutpie.from_pyfunc``), so it compiles nothing on any machine.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import shutil
 import sys
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal
 
 import arviz as az
@@ -47,7 +36,6 @@ __all__ = [
     "FitDiagnostics",
     "Sampler",
     "SamplingWarning",
-    "cache_dir",
     "interactive",
 ]
 
@@ -128,124 +116,6 @@ class FitDiagnostics:
             )
 
 
-def cache_dir() -> Path:
-    """Root of pseudopost's on-disk caches: ``$PSEUDOPOST_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/pseudopost``, else ``~/.cache/pseudopost`` (read at every call)."""
-    env = os.environ.get("PSEUDOPOST_CACHE_DIR")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base).expanduser() / "pseudopost"
-
-
-def _numba_cache_path() -> Path:
-    import numba
-
-    return cache_dir() / f"numba-{numba.__version__}"
-
-
-@contextlib.contextmanager
-def _pytensor_numba_cache(path: Path):
-    """Point PyTensor's numba cache locator at ``path`` while functions are being created
-    (numba fixes each function's cache file when its dispatcher is made)."""
-    from pytensor.link.numba import cache
-
-    path.mkdir(parents=True, exist_ok=True)
-    before = cache.NUMBA_CACHE_PATH
-    cache.NUMBA_CACHE_PATH = path
-    try:
-        yield
-    finally:
-        cache.NUMBA_CACHE_PATH = before
-
-
-def _compile_cached(model: pm.Model):
-    """nutpie model from PyTensor numba functions called through ``nutpie.from_pyfunc``.
-
-    Uses nutpie's own (private) helpers ``_make_functions`` and ``_prepare_dims_and_coords``
-    so that draws, names and dims are those of ``nutpie.compile_pymc_model``.
-    """
-    from nutpie.compile_pymc import _make_functions, _prepare_dims_and_coords, _wrap_with_lock
-    from nutpie.compiled_pyfunc import from_pyfunc
-    from pymc.initial_point import make_initial_point_fn
-
-    init = make_initial_point_fn(
-        model=model,
-        jitter_rvs=set(model.free_RVs),
-        default_strategy="support_point",
-        return_transformed=True,
-    )
-    n_dim, _, logp_pt, expand_pt, initial, shape_info, reparam = _make_functions(
-        model,
-        mode="NUMBA",
-        compute_grad=True,
-        join_expanded=False,
-        pymc_initial_point_fn=_wrap_with_lock(init),
-    )
-    logp_fn, expand_fn = logp_pt.vm.jit_fn, expand_pt.vm.jit_fn
-    logp_names = [v.name for v in logp_pt.get_shared()]
-    expand_names = [v.name for v in expand_pt.get_shared()]
-    shared = {
-        v.name: np.asarray(v.get_value(), dtype=np.float64)
-        for v in [*logp_pt.get_shared(), *expand_pt.get_shared()]
-    }
-    x0 = initial(0)
-    logp_fn(x0, *(shared[k] for k in logp_names))  # jit (or load from the cache) now
-    expand_fn(x0, *(shared[k] for k in expand_names))
-    names, _, shapes = shape_info
-
-    def make_logp():
-        def logp(x, **data):
-            value, grad = logp_fn(x, *(data[k] for k in logp_names))
-            return float(value), grad
-
-        return logp
-
-    def make_expand(seed1, seed2, chain):
-        def expand(x, **data):
-            values = expand_fn(x, *(data[k] for k in expand_names))
-            return {
-                k: np.asarray(v, dtype=np.float64, order="C").reshape(shape)
-                for k, v, shape in zip(names, values, shapes, strict=True)
-            }
-
-        return expand
-
-    dims, coords = _prepare_dims_and_coords(model, shape_info, reparam)
-    return from_pyfunc(
-        ndim=n_dim,
-        make_logp_fn=make_logp,
-        make_expand_fn=make_expand,
-        make_initial_point_fn=initial,
-        expanded_dtypes=[np.dtype("float64")] * len(names),
-        expanded_shapes=shapes,
-        expanded_names=names,
-        shared_data=shared,
-        dims=dims,
-        coords=coords,
-        reparameterized_names=reparam,
-    )
-
-
-def compile_cached(model: pm.Model):
-    """:func:`_compile_cached` with the numba cache under :func:`cache_dir`; if loading a cache
-    entry fails (corrupt or incompatible), the cache is discarded and the model rebuilt once."""
-    path = _numba_cache_path()
-    try:
-        with _pytensor_numba_cache(path):
-            return _compile_cached(model)
-    except Exception as err:
-        warnings.warn(
-            f"Loading compiled code from the cache {path} failed ({type(err).__name__}: {err}); "
-            "discarding the cache and compiling again.",
-            SamplingWarning,
-            stacklevel=2,
-        )
-        shutil.rmtree(path, ignore_errors=True)
-        with _pytensor_numba_cache(path):
-            return _compile_cached(model)
-
-
 class Sampler:
     """Fits a weighted model (from :func:`~pseudopost.models.weighted_model`) for given weights.
 
@@ -258,9 +128,10 @@ class Sampler:
         (nutpie's JAX backend: data are frozen into the compiled function, so every fit
         recompiles, but in a fraction of a second instead of ~10 s: faster end to end for small
         data and few fits) or ``"pymc"`` (PyMC's NUTS; recompiles every fit).
-    cached
-        With ``"nutpie"``: compile through :func:`compile_cached` (machine code cached on disk
-        across processes; one Python call per gradient). Meant for small graphs.
+    compiled
+        With ``"nutpie"``: a nutpie model of the same density built by the caller (e.g.
+        ``nutpie.from_pyfunc``; its shared data are the model's ``pm.Data`` names), used instead
+        of compiling ``model``.
     """
 
     def __init__(
@@ -268,7 +139,7 @@ class Sampler:
         model: pm.Model,
         sampler: Literal["nutpie", "nutpie-jax", "pymc"] = "nutpie",
         *,
-        cached: bool = False,
+        compiled=None,
     ) -> None:
         if sampler not in SAMPLERS:
             raise ValueError(f"The 'sampler' parameter must be one of {SAMPLERS}. Got {sampler!r}.")
@@ -281,9 +152,7 @@ class Sampler:
             try:
                 import nutpie
 
-                self._compiled = (
-                    compile_cached(model) if cached else nutpie.compile_pymc_model(model)
-                )
+                self._compiled = nutpie.compile_pymc_model(model) if compiled is None else compiled
                 self.compilations += 1
             except Exception as err:
                 warnings.warn(

@@ -16,6 +16,7 @@ from pseudopost.models import (
     NormalRegression,
     PoissonRegression,
 )
+from pseudopost.models.statistics_density import StatisticsDensity
 
 FAST = {"draws": 200, "tune": 200, "chains": 2}
 
@@ -86,7 +87,7 @@ def test_m_datasets_use_distinct_draws(sim_result):
 def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch, likelihood):
     import nutpie
 
-    from pseudopost import mechanism, sampling
+    from pseudopost import mechanism
 
     mechanism._CACHE.clear()
     mechanism._STATS_CACHE.clear()
@@ -97,9 +98,9 @@ def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch, likelih
             nutpie, "compile_pymc_model", lambda *a, **k: calls.append(1) or real(*a, **k)
         )
     else:
-        real = sampling.compile_cached
+        real = StatisticsDensity.compiled
         monkeypatch.setattr(
-            sampling, "compile_cached", lambda *a, **k: calls.append(1) or real(*a, **k)
+            StatisticsDensity, "compiled", lambda *a, **k: calls.append(1) or real(*a, **k)
         )
     data = sim_small.iloc[:150].copy()
     before = data.copy()
@@ -172,11 +173,10 @@ def test_likelihood_path_choice(sim_small):
 def test_sufficient_on_a_poisson_design_with_too_many_rows_fails_before_work(monkeypatch, rng):
     import nutpie
 
-    from pseudopost import sampling
     from pseudopost.models.sufficient import MAX_UNIQUE_ROWS
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", lambda *a, **k: pytest.fail("compiled"))
-    monkeypatch.setattr(sampling, "compile_cached", lambda *a, **k: pytest.fail("compiled"))
+    monkeypatch.setattr(StatisticsDensity, "compiled", lambda *a, **k: pytest.fail("compiled"))
     n = MAX_UNIQUE_ROWS + 10
     df = pd.DataFrame({"z": rng.normal(size=n), "c": rng.poisson(2.0, n)})
     mech = PseudoPosterior(PoissonRegression("c", ["z"]), likelihood="sufficient")
@@ -290,11 +290,9 @@ def test_poor_diagnostics_warn_naming_fit_and_parameter(sim_small):
 def test_bad_data_is_refused_before_sampling(frame, model, exc, msg, monkeypatch):
     import nutpie
 
-    from pseudopost import sampling
-
     fail = lambda *a, **k: pytest.fail("work started before validation")  # noqa: E731
     monkeypatch.setattr(nutpie, "compile_pymc_model", fail)
-    monkeypatch.setattr(sampling, "compile_cached", fail)
+    monkeypatch.setattr(StatisticsDensity, "compiled", fail)
     before = frame.copy()
     with pytest.raises(exc, match=msg):
         PseudoPosterior(model).fit(frame, draws=10)

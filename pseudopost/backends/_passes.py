@@ -19,6 +19,7 @@ blocks' chunks (risk, weights, Lipschitz bounds). Nothing n-long is gathered in 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import dask
@@ -29,6 +30,7 @@ from ..models.base import SynthModel
 from ..models.counts import PoissonRegression
 from ..models.sufficient import MAX_UNIQUE_ROWS, block_statistics, design_rows, merge_rows
 from ..privacy.decomposition import Decomposition
+from ..privacy.fused import dense_for
 from ._kernels import kernel_for, reduce_block
 from ._records import DaskRecords
 
@@ -130,6 +132,9 @@ def abs_reduction(
     """Lazy ``(per_record, per_draw)``: a Dask array of :math:`\\max_m |g_m(x_i)|` (record
     blocks) and a Delayed vector of :math:`\\max_i |c_i g_m(x_i)|` (one value per draw)."""
     kernel = kernel_for(model, decomposition)
+    # NumPy or Numba as the in-memory accountant would choose for all records and draws
+    n_draws = int(np.asarray(draws["intercept"]).size)
+    kernel = dataclasses.replace(kernel, dense=dense_for(records.n, n_draws))
     shared = dask.delayed({k: np.asarray(draws[k]) for k in kernel.free_names}, traverse=False)
     blocks = records.block_arrays()
     n_blocks = len(blocks)

@@ -288,10 +288,12 @@ def _data_values(model: SynthModel, stats: Mapping[str, np.ndarray]) -> dict[str
 class SufficientSampler:
     """Samples the weighted posterior of a supported model from its statistics.
 
-    Compiled once (nutpie, from :func:`statistics_model`, through the on-disk compile cache of
-    :func:`pseudopost.sampling.compile_cached`: a new process with a model of the same structure
-    loads machine code); every fit swaps the statistics in place (``with_data``), whatever n, the
-    weights or the data are. For Poisson the number of unique rows may change between fits.
+    With ``sampler="nutpie"`` (the default) nutpie evaluates the statistics model's log density
+    written out in NumPy (:class:`~pseudopost.models.statistics_density.StatisticsDensity`):
+    nothing is compiled, on a new machine or an old one, and every fit swaps the statistics in
+    (``with_data``), whatever n, the weights or the data are (for Poisson the number of unique
+    rows may change between fits). ``"nutpie-jax"`` and ``"pymc"`` compile the PyMC model of
+    :func:`statistics_model`, the reference the written-out density is tested against.
 
     Parameters
     ----------
@@ -300,14 +302,20 @@ class SufficientSampler:
     stats
         Statistics of the shape to compile for (e.g. :func:`total_statistics` with unit weights).
     sampler
-        ``"nutpie"`` (numba), ``"nutpie-jax"`` or ``"pymc"``, as :class:`~pseudopost.sampling.Sampler`.
+        ``"nutpie"``, ``"nutpie-jax"`` or ``"pymc"``, as :class:`~pseudopost.sampling.Sampler`.
     """
 
     def __init__(self, model: SynthModel, stats: Mapping[str, np.ndarray], sampler: str = "nutpie"):
         from ..sampling import Sampler
+        from .statistics_density import StatisticsDensity
 
         self.model = model
-        self._inner = Sampler(statistics_model(model, stats), sampler, cached=True)
+        pymc_model = statistics_model(model, stats)
+        compiled = None
+        if sampler == "nutpie":
+            data = {PREFIX + k: v for k, v in _data_values(model, stats).items()}
+            compiled = StatisticsDensity(model, PREFIX).compiled(data)
+        self._inner = Sampler(pymc_model, sampler, compiled=compiled)
 
     @property
     def kind(self) -> str:

@@ -7,7 +7,10 @@ reduces it to :math:`\max_m |g|` per record and :math:`\max_i |c_i g|` per draw
 (:class:`~pseudopost.privacy.lipschitz.AbsReduction`), or to :math:`\sum_i c_i g` per draw
 (calibration). For the ready models the log density has a closed form, so a Numba kernel
 (:mod:`pseudopost.privacy.kernels.glm`) computes g and folds it into the reductions in the same
-loop: no PyTensor compilation, no matrix, both cores.
+loop: no PyTensor compilation, no matrix, both cores. Up to :data:`DENSE_MAX` record-draws
+(n = 2000 with 4000 draws) the same g and reductions run in NumPy on blocks
+(:mod:`~pseudopost.privacy.kernels.dense`): a fraction of a second, where compiling the kernel
+on a new machine costs several seconds. The choice depends on the problem's size only.
 
 Two layers:
 
@@ -41,10 +44,18 @@ from scipy import special
 from ..models.base import SynthModel
 from ..models.weighting import value_of
 from .decomposition import Censored, Decomposition, RangeAveraged, RangeTruncated, Unrestricted
-from .kernels import glm
+from .kernels import dense, glm
 from .lipschitz import AbsReduction
 
-__all__ = ["BlockKernel", "FusedFunction", "block_kernel", "fused_function", "record_function"]
+__all__ = [
+    "DENSE_MAX",
+    "BlockKernel",
+    "FusedFunction",
+    "block_kernel",
+    "dense_for",
+    "fused_function",
+    "record_function",
+]
 
 _FAMILIES = {
     "normal": glm.CONT,
@@ -57,6 +68,7 @@ _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 _EMPTY = np.empty(0)
 _LOCK = threading.Lock()
 _TABLE_MAX = 2**22  # entries of the negative binomial's (draws x distinct counts) lgamma table
+DENSE_MAX = 2**23  # record-draws up to which NumPy (kernels.dense) runs instead of Numba
 
 
 @dataclass(frozen=True)
@@ -75,6 +87,13 @@ class BlockKernel:
     predictors: tuple[str, ...]
     variant: int
     bound: float = 0.0
+    dense: bool | None = None  # NumPy (True) or Numba (False); None: by the call's size
+
+    def use_dense(self, n: int, n_draws: int) -> bool:
+        """Whether a call on n records and n_draws draws runs in NumPy (:mod:`.kernels.dense`):
+        ``dense`` when set, else :func:`dense_for`. A chunked caller (Dask) sets ``dense`` from
+        the whole problem, so every block takes the path the in-memory accountant takes."""
+        return dense_for(n, n_draws) if self.dense is None else self.dense
 
     @property
     def free_names(self) -> list[str]:
@@ -201,6 +220,11 @@ class BlockKernel:
     def _run(self, data, draws, coefficient, extras, want_sum):
         c = _coefficient(coefficient, data[0].size, signed=want_sum)
         inputs, params = self._inputs(data, draws, extras)
+        if self.use_dense(data[0].size, params[0].size):  # by size only: no compile to pay
+            return dense.abs_reduce(
+                _FAMILIES[self.family], self.variant, *inputs, c, *params, float(self.bound),
+                want_sum,
+            )  # fmt: skip
         with _LOCK:  # one kernel at a time: each already uses every core (no oversubscription)
             return glm.abs_kernel(
                 _FAMILIES[self.family], self.variant, *inputs, c, *params, float(self.bound),
@@ -216,10 +240,17 @@ class BlockKernel:
 
     def _values(self, data, draws, extras) -> np.ndarray:
         inputs, params = self._inputs(data, draws, extras)
+        if self.use_dense(data[0].size, params[0].size):
+            return dense.values(_FAMILIES[self.family], self.variant, *inputs, *params, self.bound)
         with _LOCK:
             return glm.values_kernel(
                 _FAMILIES[self.family], self.variant, *inputs, *params, float(self.bound)
             )
+
+
+def dense_for(n: int, n_draws: int) -> bool:
+    """True when n records x n_draws draws is at most :data:`DENSE_MAX` (NumPy's turn)."""
+    return n * n_draws <= DENSE_MAX
 
 
 def _coefficient(coefficient, n: int, signed: bool = False) -> np.ndarray:
