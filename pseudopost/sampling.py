@@ -23,7 +23,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Literal
 
-import arviz as az
+import arviz_stats as azs
 import numpy as np
 import pandas as pd
 import pymc as pm
@@ -68,9 +68,9 @@ class FitDiagnostics:
 
     @classmethod
     def from_fit(cls, fit: str, posterior: xr.Dataset, sample_stats: xr.Dataset | None):
-        rhat = az.rhat(posterior)
-        ess_bulk = az.ess(posterior, method="bulk")
-        ess_tail = az.ess(posterior, method="tail")
+        rhat = azs.rhat(posterior)
+        ess_bulk = azs.ess(posterior, method="bulk")
+        ess_tail = azs.ess(posterior, method="tail")
         rows = []
         for name in posterior.data_vars:
             r, b, t = (
