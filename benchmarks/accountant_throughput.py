@@ -9,7 +9,9 @@ variant, three ways in the same run:
     within 256 MB (a subset of draws, extrapolated; compile time reported separately), and (b')
     the same graph returning the (draws, records) block reduced with NumPy (the path before the
     in-graph reductions);
-(c) the fused Numba kernel (``pseudopost.privacy.fused``): M = 2000 draws where affordable.
+(c) the fused Numba kernel (``pseudopost.privacy.fused``): M = 2000 draws where affordable;
+    (c') the same g and reductions in NumPy blocks (``privacy.kernels.dense``, what the
+    accountant runs up to ``DENSE_MAX`` = 2^23 record-draws), on DENSE_MAX / n draws.
 
 Each row also checks that (b) and (c) agree on the common draws (``max_rel_diff``). Goal (issue
 8): at least 3e8 record-draws/s for the regression models on a 2-core machine.
@@ -22,6 +24,7 @@ Each row also checks that (b) and (c) agree on the common draws (``max_rel_diff`
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import time
 
@@ -38,7 +41,7 @@ from pseudopost.models import (
     RecordFunction,
 )
 from pseudopost.privacy import Censored, RangeTruncated, Unrestricted, reduce_abs
-from pseudopost.privacy.fused import FusedFunction, fused_function
+from pseudopost.privacy.fused import DENSE_MAX, FusedFunction, fused_function
 
 MODELS = {
     "normal": NormalRegression,
@@ -165,9 +168,17 @@ def run(n: int, m_total: int, family: str, variant: str, matrix: bool, seed: int
     coef, extras = decomp.coefficient(alpha), decomp.extras(alpha)
     row = {"model": family, "variant": variant, "n": n}
 
-    # (c) fused
+    # (c) fused: the Numba kernel (forced: the size rule would give small draw subsets to NumPy),
+    # and (c') the NumPy blocks the accountant uses up to DENSE_MAX record-draws
     fused = fused_function(model, base, decomp)
     if fused is not None:
+        fused.kernel = dataclasses.replace(fused.kernel, dense=False)
+        dense = object.__new__(FusedFunction)
+        dense.__dict__.update(fused.__dict__)
+        dense.kernel = dataclasses.replace(fused.kernel, dense=True)
+        m_d = max(1, min(m_total, DENSE_MAX // n))
+        _, t_d = timed(reduce_abs, dense, subset(draws, m_d), coef, **extras)
+        row["numpy_rd_per_s"] = n * m_d / t_d
         small = subset(draws, 2)
         _, row["fused_first_call_s"] = timed(reduce_abs, fused, small, coef, **extras)
         m_c = affordable(
@@ -177,6 +188,7 @@ def run(n: int, m_total: int, family: str, variant: str, matrix: bool, seed: int
         row.update(fused_draws=m_c, fused_s=t_c, fused_rd_per_s=n * m_c / t_c)
     else:
         row.update(fused_draws=0, fused_s=np.nan, fused_rd_per_s=np.nan, fused_first_call_s=np.nan)
+        row["numpy_rd_per_s"] = np.nan
 
     # (b) generic PyTensor graph, chunked
     generic = decomp.generic_function(model, base, RecordFunction(base, model.observed))
@@ -230,7 +242,7 @@ def main() -> None:
                 )
     table = pd.DataFrame(rows)
     cols = [
-        "model", "variant", "n", "fused_draws", "fused_rd_per_s", "generic_rd_per_s",
+        "model", "variant", "n", "fused_draws", "fused_rd_per_s", "numpy_rd_per_s", "generic_rd_per_s",
         "scipy_rd_per_s", "speedup_vs_scipy", "speedup_vs_generic", "fused_first_call_s",
         "generic_compile_s", "max_rel_diff", "fused_path",
     ]  # fmt: skip

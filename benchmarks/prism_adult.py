@@ -6,13 +6,19 @@ hours-per-week) get 8 DP quantile bins over their public code range (5% of each 
 the rest keep their public domain. delta = 1/n^2.
 
 Speed: PRISM-Predictive (k = 8, PGM backend, closed form, eps = 1) against MST (eps = 1), both
-through the same ``fit_pgm`` (mbi 2.x, JAX 64-bit, folded loss, closed-form start) with the same
+through the same ``fit_pgm`` (mbi 2.x ``MirrorDescent``, JAX 64-bit, the model on the junction
+tree's cliques with the loss stacked in measurement space, closed-form start) with the same
 iteration policy: at most 1000 mirror-descent iterations, stopping once the loss falls by at most
 1% over each of two consecutive 50-iteration blocks (``tol = 1e-2``). Each timing runs in a fresh
 Python process (cold JIT caches, imports excluded), interleaved, one seed per repetition,
 ``REPS`` times; the table reports medians of wall time (fit + sampling n_train records) and of
-process CPU time (all threads; less sensitive to other load). The machine is shared, so wall
-times vary run to run.
+process CPU time (all threads; less sensitive to other load), and the 1-minute load average
+before each run. The machine is shared, so wall times vary run to run. PRISM's model is capped
+at ``max_model_cells`` junction-tree cells (default 2,000); ``prism cells=N`` rows show other
+caps (``cells=20000``: the previous default, 19k cells on Adult).
+
+``--quick --part=tstr`` reruns seeds 0-1 at eps = 1 into ``prism_adult_tstr_quick.csv`` and
+compares them with the stored full run (naive Bayes variants: same seeds, same numbers).
 
 TSTR: logistic regression on 5,000 synthetic records, ROC-AUC on the real test split; PRISM
 variants with the naive Bayes backend as in the paper, 10 seeds per epsilon.
@@ -24,6 +30,7 @@ Usage: ``python benchmarks/prism_adult.py [--quick] [--part=speed] [--part=tstr]
 from __future__ import annotations
 
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -43,6 +50,7 @@ from pseudopost.releases.prism import (
 )
 from pseudopost.releases.prism.datasets import adult_pgm
 from pseudopost.releases.prism.evaluation import tstr_auc
+from pseudopost.releases.prism.pgm import model_cliques
 
 OUT = pathlib.Path(__file__).resolve().parent / "results"
 TARGET = "income>50K"
@@ -92,7 +100,10 @@ def one_timing(method: str, seed: int) -> dict:
     """Fit + sample one method at eps = 1 in this (fresh) process."""
     train, test, coding = data()
     if method.startswith("prism"):
-        m3 = int(method.split("m3=")[1]) if "m3=" in method else 20
+        opts = dict(o.split("=") for o in method.split()[1:])
+        extra = {"m3": int(opts.get("m3", 20))}
+        if "cells" in opts:
+            extra["max_model_cells"] = float(opts["cells"])
         model = PRISM(
             1.0,
             target=TARGET,
@@ -100,17 +111,19 @@ def one_timing(method: str, seed: int) -> dict:
             k=8,
             task_weights="mi",
             seed=seed,
-            m3=m3,
+            **extra,
             **coding,
         )
     else:
         model = MST(1.0, seed=seed, **coding)
+    load = os.getloadavg()[0]
     c0, t0 = time.process_time(), time.perf_counter()
     model.fit(train)
     t1 = time.perf_counter()
     syn = model.sample(len(train), seed=seed)
     c2, t2 = time.process_time(), time.perf_counter()
     pgm = model.release_.model if method.startswith("prism") else model.model_
+    dom = pgm.model.domain
     return {
         "method": method,
         "seed": seed,
@@ -119,14 +132,16 @@ def one_timing(method: str, seed: int) -> dict:
         "total_s": t2 - t0,
         "cpu_s": c2 - c0,
         "iters": pgm.iters,
+        "model_cells": sum(dom.size(c) for c in model_cliques(pgm.model.cliques, dom)),
+        "load1": load,
         "auc": tstr_auc(syn, test, TARGET),
     }
 
 
-def speed(reps: int) -> pd.DataFrame:
+def speed(reps: int, extra: tuple[str, ...] = ()) -> pd.DataFrame:
     rows = []
     for r in range(reps):
-        methods = ("mst", "prism")
+        methods = ("mst", "prism", *extra)
         for method in methods if r % 2 == 0 else methods[::-1]:
             out = subprocess.run(
                 [sys.executable, __file__, "--one", method, str(r)],
@@ -164,9 +179,17 @@ def main(quick: bool, parts: set[str]) -> None:
     OUT.mkdir(exist_ok=True)
     t0 = time.perf_counter()
     if "speed" in parts:
-        speed(1 if quick else REPS).to_csv(OUT / "prism_adult_speed.csv", index=False)
-    if "tstr" in parts:
-        tab = tstr(range(2) if quick else range(10), [1.0] if quick else EPS)
+        extra = () if quick else ("prism cells=5000", "prism cells=20000")
+        speed(1 if quick else REPS, extra).to_csv(OUT / "prism_adult_speed.csv", index=False)
+    if "tstr" in parts and quick:
+        tab = tstr(range(2), [1.0])
+        tab.to_csv(OUT / "prism_adult_tstr_quick.csv", index=False)
+        full = pd.read_csv(OUT / "prism_adult_tstr.csv")
+        both = tab.merge(full, on=["method", "epsilon", "seed"], suffixes=("", "_stored"))
+        diff = (both.auc - both.auc_stored).abs().max()
+        print(f"quick TSTR: {len(both)} rows matched the stored run; max |AUC diff| = {diff:.2e}")
+    elif "tstr" in parts:
+        tab = tstr(range(10), EPS)
         tab.to_csv(OUT / "prism_adult_tstr.csv", index=False)
     if "report" in parts:
         report(time.perf_counter() - t0)
@@ -179,23 +202,28 @@ def report(seconds: float) -> None:
         "## PRISM on Adult (eps = 1, delta = 1/n^2)",
         "",
         f"### Speed (median over {sp.seed.nunique()} fresh processes per method; fit includes "
-        "JAX compilation; 2-core machine)",
+        "JAX compilation; 2-core machine shared with other jobs: 1-min load average "
+        f"{sp.load1.min():.2f}-{sp.load1.max():.2f} before the runs)",
         "",
         "| method | fit s | sample s (n = 39,073) | total s | CPU s | iterations "
-        "| TSTR AUC (full-size synthetic) |",
-        "|---|---|---|---|---|---|---|",
+        "| model cells | TSTR AUC (full-size synthetic, mean) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     label = {
-        "prism": "PRISM-Predictive (Opt, PGM, m3 = 20)",
+        "prism": "PRISM-Predictive (Opt, PGM, m3 = 20, model <= 2,000 cells)",
+        "prism cells=5000": "PRISM-Predictive (Opt, PGM, m3 = 20, model <= 5,000 cells)",
+        "prism cells=20000": "PRISM-Predictive (Opt, PGM, m3 = 20, model <= 20,000 cells)",
         "prism m3=6": "PRISM-Predictive (Opt, PGM, m3 = 6)",
         "mst": "MST (Private-PGM)",
     }
-    med = sp.groupby("method")[["fit_s", "sample_s", "total_s", "cpu_s", "iters", "auc"]].median()
+    cols = ["fit_s", "sample_s", "total_s", "cpu_s", "iters", "model_cells"]
+    med = sp.groupby("method")[cols].median()
+    auc = sp.groupby("method")["auc"].mean()
     for m in [k for k in label if k in med.index]:
         r = med.loc[m]
         lines.append(
             f"| {label[m]} | {r.fit_s:.1f} | {r.sample_s:.1f} | {r.total_s:.1f} | {r.cpu_s:.1f} "
-            f"| {r.iters:.0f} | {r.auc:.3f} |"
+            f"| {r.iters:.0f} | {r.model_cells:,.0f} | {auc[m]:.3f} |"
         )
     faster = med.loc["prism", "total_s"] <= med.loc["mst", "total_s"]
     lines += [

@@ -18,7 +18,10 @@ the shared pieces (replace-one neighbours; zCDP, converted at the end):
 
 Deviation: MST's domain compression of rare values is left out, and the independence estimate
 in step 2 is the closed form (the maximum-entropy fit to 1-way marginals is their product) rather
-than a PGM fit.
+than a PGM fit. The reference (private-pgm ``mechanisms/mst.py``, commit 4d2b3c5) runs 10,000
+mirror-descent iterations with no stopping rule; the default here is at most 1,000 with ``tol``
+(on Adult at eps = 1 it runs all 1,000: 10,000 took 4.6 s instead of about 3 s for the same TSTR
+AUC, 0.833 and 0.830 against 0.829 and 0.833 on seeds 0 and 1).
 """
 
 from __future__ import annotations

@@ -9,12 +9,14 @@ graphical model
 by mbi's ``MirrorDescent`` estimator over the marginal polytope (maximum entropy among the
 minimisers), in counts (``n`` is public under replace-one), and samples records from it.
 
-Speed (PRISM issue, Adult at eps = 1): on CPU the cost is XLA compilation and per-operation
-overhead of the compiled mirror-descent step, not arithmetic. Three changes keep mbi's algorithm
-and cut both: the measurements of each maximal clique are folded into one quadratic form
-(:class:`_FoldedL2`, identical loss, gradient and iterates); the uniform starting point is
-written down instead of compiled (:func:`_estimator`); and mbi's own stopping rule (``tol``)
-ends the run once the loss has levelled off.
+Speed (PRISM issue, Adult at eps = 1): on CPU the cost of a fit is XLA compiling the
+mirror-descent step (LLVM code generation, roughly per small kernel), not arithmetic. Three
+changes keep mbi's algorithm and its iterates and cut it: the model is parameterised on the
+junction tree's maximal cliques and the loss is evaluated in measurement space with one gather
+and one segment sum (:func:`stacked_loss`: identical loss, gradient in distribution space and
+step size, so identical iterates, but a handful of kernels instead of several per measurement);
+the uniform starting point is written down instead of compiled (:func:`_estimator`); and mbi's
+own stopping rule (``tol``) ends the run once the loss has levelled off.
 
 JAX runs in 64-bit here (float32 stalls on large data, stack notes); it is switched on before
 mbi is imported. mbi's own ``synthetic_data`` draws from NumPy's global RNG (and its JAX
@@ -38,7 +40,7 @@ from ..._rng import SeedLike, as_generator
 from ..._validation import check_positive_int
 from .measure import MarginalMeasurement
 
-__all__ = ["PGMModel", "fit_pgm", "load_mbi"]
+__all__ = ["PGMModel", "fit_pgm", "load_mbi", "stacked_loss"]
 
 
 def load_mbi() -> Any:
@@ -168,82 +170,96 @@ def _forward_sample(jtree, pots, sizes, columns, n, rng) -> dict[str, np.ndarray
     return {c: out[c] for c in columns}
 
 
-#: largest maximal clique whose measurements are folded into one dense quadratic form
-FOLD_MAX_CELLS = 4096
-
-
 @dataclass(frozen=True)
-class _FoldedL2:
-    r"""mbi's weighted L2 loss with the measurements of each maximal clique folded together.
+class _StackedL2:
+    r"""mbi's weighted L2 loss evaluated in measurement space on junction-tree cliques.
 
-    For a maximal clique :math:`D` and the measurements :math:`(C_i \subseteq D, y_i,\sigma_i)`
-    routed to it (mbi's own routing), with :math:`P_i` the marginalisation :math:`D \to C_i`,
+    With :math:`m` the concatenated marginals of the model's cliques (the junction tree's
+    maximal cliques :math:`D`) and every measurement :math:`(C_i, y_i, \sigma_i)` routed to the
+    smallest :math:`D \supseteq C_i`,
 
-    .. math:: \sum_i \tfrac12\|(P_i\mu_D - y_i)/\sigma_i\|^2
-              = \tfrac12\mu_D^\top A_D\mu_D - b_D^\top\mu_D + c_D,\quad
-              A_D = \sum_i \frac{P_i^\top P_i}{\sigma_i^2},\;
-              b_D = \sum_i \frac{P_i^\top y_i}{\sigma_i^2},\;
-              c_D = \sum_i \frac{\|y_i\|^2}{2\sigma_i^2}.
+    .. math:: L(\mu) = \tfrac12 \sum_r w_r \big((Mm)_r - y_r\big)^2,\qquad
+              (Mm)_r = \sum_{k:\ \mathrm{dst}_k = r} m_{\mathrm{src}_k},
 
-    The same function, gradient and Lipschitz constant as ``from_linear_measurements``, hence
-    the same mirror-descent iterates; but one matrix-vector product per clique instead of a
-    projection, subtraction and norm per measurement (and their gradients) in the compiled step,
-    whose cost on CPU is set by the number of small operations, not by their size. Cliques above
-    ``FOLD_MAX_CELLS`` cells keep mbi's per-measurement terms (``A_D`` is dense).
+    where row :math:`r` runs over all measured cells, :math:`w_r = 1/\sigma_i^2` for the rows
+    of measurement :math:`i`, and (src, dst) lists, for each measurement, every cell of its home
+    clique and the measured cell it falls in (so :math:`Mm` stacks the marginalisations
+    :math:`P_i\mu_D`). This is ``mbi.marginal_loss._l2_loss`` term by term; one gather and one
+    segment sum replace a projection, subtraction and norm per measurement.
     """
 
-    folded: tuple[tuple[str, ...], ...]
+    cliques: tuple[tuple[str, ...], ...]
+    n_rows: int
 
     def __call__(self, marginals: Any, data: Any) -> Any:
-        mbi = load_mbi()
-        blocks, plain = data
-        loss = mbi.marginal_loss._l2_loss(marginals, plain)
-        for clique, (a_mat, b_vec, const) in zip(self.folded, blocks, strict=True):
-            mu = marginals.project(clique).datavector()
-            loss = loss + 0.5 * mu @ (a_mat @ mu) - b_vec @ mu + const
-        return loss
+        import jax
+        import jax.numpy as jnp
+
+        src, dst, y, w = data
+        parts = []
+        for c in self.cliques:
+            f = marginals.project(c)
+            order = [f.domain.attributes.index(a) for a in c]
+            parts.append(jnp.transpose(f.values, order).reshape(-1))
+        r = jax.ops.segment_sum(jnp.concatenate(parts)[src], dst, num_segments=self.n_rows) - y
+        return 0.5 * jnp.sum(w * r * r)
 
 
-def folded_loss(lms: Sequence[Any], domain: Any) -> Any:
-    """A ``MarginalLossFn`` equal to mbi's L2 loss on ``lms`` (same cliques, routing, Lipschitz).
+def model_cliques(cliques: Sequence[Sequence[str]], domain: Any) -> tuple[tuple[str, ...], ...]:
+    """The maximal cliques of mbi's junction tree on ``cliques`` (the model's cliques)."""
+    mbi = load_mbi()
+    jtree, _ = mbi.junction_tree.make_junction_tree(domain, [tuple(c) for c in cliques])
+    return tuple(tuple(c) for c in mbi.junction_tree.maximal_cliques(jtree))
 
-    Measurements with a non-identity query, or routed to a clique above ``FOLD_MAX_CELLS``,
-    keep mbi's own per-measurement terms.
+
+def stacked_loss(lms: Sequence[Any], domain: Any) -> Any:
+    r"""A ``MarginalLossFn`` on the junction tree's cliques equal to mbi's L2 loss on ``lms``.
+
+    Same value as ``from_linear_measurements(lms, domain)`` for consistent marginals, and the
+    same Lipschitz constant (mbi's, from the maximal measured cliques), hence the same step
+    size. Mirror descent on the junction-tree cliques takes the same steps in distribution
+    space: the gradient with respect to :math:`\mu_D` is the lift of the gradient with respect
+    to each measured :math:`\mu_{C}` (:math:`P^\top g`), and the potentials only ever move by
+    such lifts, so :math:`\sum_D \theta_D` equals mbi's :math:`\sum_C \theta_C` at every
+    iterate; the Armijo test's inner product :math:`\langle \nabla L, \mu-\mu'\rangle` is
+    unchanged as well (:math:`\langle P^\top g, \mu_D-\mu'_D\rangle =
+    \langle g, \mu_C-\mu'_C\rangle`). No measurements, or any with a non-identity query, fall
+    back to mbi's own loss.
     """
+    import jax.numpy as jnp
+
     mbi = load_mbi()
     base = mbi.marginal_loss.from_linear_measurements(list(lms), domain)
-    cliques = list(base.cliques)
-    routing = mbi.clique_utils.clique_mapping(cliques, [m.clique for m in lms], domain)
-    groups: dict[tuple, list] = {}
-    plain = []
+    if not lms or any(type(m.query).__name__ != "DatavectorQuery" for m in lms):
+        return base
+    nodes = model_cliques(base.cliques, domain)
+    offset = np.cumsum([0] + [domain.size(c) for c in nodes])
+    src, dst, ys, ws = [], [], [], []
+    rows = 0
     for m in lms:
-        home = routing[m.clique]
-        if domain.size(home) <= FOLD_MAX_CELLS and type(m.query).__name__ == "DatavectorQuery":
-            groups.setdefault(home, []).append(m)
-        else:
-            plain.append(m)
-    blocks = []
-    for home, ms in groups.items():
-        shape = domain.project(home).shape
-        grid = np.indices(shape).reshape(len(home), -1)
-        a_mat = np.zeros((grid.shape[1], grid.shape[1]))
-        b_vec = np.zeros(grid.shape[1])
-        const = 0.0
-        for m in ms:
-            cells = np.ravel_multi_index(
-                tuple(grid[home.index(a)] for a in m.clique), domain.project(m.clique).shape
-            )
-            w = 1.0 / max(float(m.stddev), 1e-12) ** 2
-            y = np.asarray(m.noisy_measurement, dtype=float)
-            a_mat += w * (cells[:, None] == cells[None, :])
-            b_vec += w * y[cells]
-            const += 0.5 * w * float(y @ y)
-        blocks.append((a_mat, b_vec, np.float64(const)))
+        k = min(
+            (i for i, c in enumerate(nodes) if set(m.clique) <= set(c)),
+            key=lambda i: domain.size(nodes[i]),
+        )
+        home = nodes[k]
+        grid = np.indices(domain.project(home).shape).reshape(len(home), -1)
+        cells = np.ravel_multi_index(
+            tuple(grid[home.index(a)] for a in m.clique), domain.project(m.clique).shape
+        )
+        y = np.asarray(m.noisy_measurement, dtype=float).ravel()
+        src.append(offset[k] + np.arange(grid.shape[1]))
+        dst.append(rows + cells)
+        ys.append(y)
+        ws.append(np.full(y.size, 1.0 / max(float(m.stddev), 1e-12) ** 2))
+        rows += y.size
+    data = (
+        jnp.asarray(np.concatenate(src)),
+        jnp.asarray(np.concatenate(dst)),
+        jnp.asarray(np.concatenate(ys)),
+        jnp.asarray(np.concatenate(ws)),
+    )
     return mbi.marginal_loss.MarginalLossFn(
-        tuple(cliques),
-        _FoldedL2(tuple(groups)),
-        (tuple(blocks), tuple(plain)),
-        base.lipschitz,
+        nodes, _StackedL2(nodes, int(rows)), data, base.lipschitz
     )
 
 
@@ -326,7 +342,7 @@ def fit_pgm(
     blocks: list[None] = []
     model = _estimator()().estimate(
         dom,
-        folded_loss(lms, dom),
+        stacked_loss(lms, dom),
         known_total=float(n),
         iters=iters,
         tol=tol,

@@ -128,7 +128,14 @@ class PRISM:
     iters, tol, max_model_cells
         At most ``iters`` mirror-descent iterations, stopping early once the loss falls by at
         most ``tol`` (relative) over each of two consecutive 50-iteration blocks (``None``: run
-        all); the junction-tree size cap for 3-way marginals.
+        all); the junction-tree size cap for 3-way marginals: a 3-way marginal is admitted
+        only if the junction tree of the workload stays within ``max_model_cells`` cells
+        (AIM-style model-size control; the cap is in cells of the whole junction tree, not of
+        the marginal). With the PGM backend each mirror-descent iteration costs time in
+        proportion to these cells (Adult: 19k cells under the old 20,000 cap, 2.2 ms per
+        iteration; 2k cells, 0.3 ms), while TSTR AUC did not move
+        (benchmarks/results/prism_adult.md). A cap below the background model's own junction
+        tree admits no 3-way marginal.
     seed
         Seed for every random step; the same seed gives the same release and samples.
     """
@@ -159,7 +166,7 @@ class PRISM:
         gaussian_method: Literal["classic", "analytic"] = "analytic",
         iters: int = 1000,
         tol: float | None = 1e-2,
-        max_model_cells: float = 2e4,
+        max_model_cells: float = 2e3,
         seed: SeedLike = None,
     ) -> None:
         self.epsilon = check_positive(epsilon, "epsilon")

@@ -100,40 +100,11 @@ def _toy_measurements(rng):
     return mbi, dom, lms
 
 
-def test_folded_loss_equals_mbi_loss_value_gradient_and_fit(rng):
-    """The folded quadratic form is mbi's L2 loss: same value, gradient, Lipschitz, iterates."""
-    import jax
-    import jax.numpy as jnp
-
-    from pseudopost.releases.prism.pgm import _estimator, folded_loss
-
-    mbi, dom, lms = _toy_measurements(rng)
-    ref = mbi.marginal_loss.from_linear_measurements(lms, dom)
-    fold = folded_loss(lms, dom)
-    assert fold.cliques == ref.cliques and fold.lipschitz == ref.lipschitz
-    mu = mbi.CliqueVector(
-        dom,
-        ref.cliques,
-        {
-            c: mbi.Factor(dom.project(c), jnp.asarray(rng.random(dom.project(c).shape) * 50))
-            for c in ref.cliques
-        },
-    )
-    (v1, g1), (v2, g2) = jax.value_and_grad(ref)(mu), jax.value_and_grad(fold)(mu)
-    assert float(v2) == pytest.approx(float(v1), rel=1e-12)
-    for c in ref.cliques:
-        np.testing.assert_allclose(g2[c].values, g1[c].values, rtol=1e-10, atol=1e-10)
-    m1 = mbi.estimation.MirrorDescent().estimate(dom, lms, known_total=400.0, iters=100)
-    m2 = _estimator()().estimate(dom, fold, known_total=400.0, iters=100)
-    for c in ref.cliques:
-        np.testing.assert_allclose(m2.potentials[c].values, m1.potentials[c].values, atol=1e-9)
-
-
 def test_closed_form_start_is_mbi_oracle_at_zero_potentials(rng):
-    from pseudopost.releases.prism.pgm import _estimator, folded_loss
+    from pseudopost.releases.prism.pgm import _estimator, stacked_loss
 
     mbi, dom, lms = _toy_measurements(rng)
-    fold = folded_loss(lms, dom)
+    fold = stacked_loss(lms, dom)
     state = _estimator()()._init(dom, fold, 400.0)
     ref = mbi.estimation.MirrorDescent()._init(dom, fold, 400.0)
     assert float(state.alpha) == pytest.approx(float(ref.alpha), rel=1e-12)
