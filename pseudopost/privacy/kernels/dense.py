@@ -33,19 +33,19 @@ def _logdiffexp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def log_normal_range(za: np.ndarray, zb: np.ndarray) -> np.ndarray:
     r""":math:`\log(\Phi(z_b) - \Phi(z_a))` elementwise, with the tail rule of
-    :func:`.special.log_normal_range` (erfc differences within 30 sd, log space beyond)."""
+    :func:`.special.log_normal_range`: from the tail the range lies in (by symmetry,
+    :math:`\Phi(z_b) - \Phi(z_a) = \Phi(-z_a) - \Phi(-z_b)`, the left tail is the right tail of
+    :math:`(a, b) = (-z_b, -z_a)`), as an erfc difference while the nearer endpoint is within
+    30 sd, in log space (only for those elements) beyond."""
+    right = za > 0.0
+    a = np.where(right, za, -zb)
+    b = np.where(right, zb, -za)
     with np.errstate(divide="ignore", invalid="ignore"):
-        right = np.where(
-            za < 30.0,
-            np.log(0.5 * (special.erfc(za * _SQRT_HALF) - special.erfc(zb * _SQRT_HALF))),
-            _logdiffexp(special.log_ndtr(-za), special.log_ndtr(-zb)),
-        )
-        left = np.where(
-            zb > -30.0,
-            np.log(0.5 * (special.erfc(-zb * _SQRT_HALF) - special.erfc(-za * _SQRT_HALF))),
-            _logdiffexp(special.log_ndtr(zb), special.log_ndtr(za)),
-        )
-    return np.where(za > 0.0, right, left)
+        out = np.log(0.5 * (special.erfc(a * _SQRT_HALF) - special.erfc(b * _SQRT_HALF)))
+        far = a >= 30.0
+        if far.any():
+            out[far] = _logdiffexp(special.log_ndtr(-a[far]), special.log_ndtr(-b[far]))
+    return out
 
 
 def values(
