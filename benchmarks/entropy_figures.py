@@ -23,16 +23,16 @@ from pseudopost.evaluate.release_attacks import (
     linkage_attack,
     release_membership_inference,
 )
+from pseudopost.mechanisms.entropy.histogram import EntropyHistogram, synthetic_counts
+from pseudopost.mechanisms.privacy_testing import (
+    PrivacyTestSynthesizer,
+    ResampleProposal,
+)
+from pseudopost.mechanisms.wiener import WienerMean
 from pseudopost.privacy.entropy import (
     shannon_entropy,
     shannon_entropy_sensitivity,
 )
-from pseudopost.releases.entropy import EntropyHistogram, synthetic_counts
-from pseudopost.releases.privacy_test import (
-    PrivacyTestSynthesizer,
-    ResampleProposal,
-)
-from pseudopost.releases.wiener import WienerMean
 
 __all__ = [
     "figure1_pass_rate",

@@ -72,7 +72,7 @@ def run(n: int, kind: str, draws: int) -> dict:
     import dask.dataframe as dd
 
     from pseudopost import PseudoPosterior
-    from pseudopost.backends.dask import fit_dask
+    from pseudopost.mechanisms.pseudo_posterior.dask.backend import fit_dask
     from pseudopost.models import LogNormalRegression
 
     dask.config.set(scheduler="threads", num_workers=2)

@@ -41,16 +41,16 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from pseudopost.releases.prism import (
+from pseudopost.evaluate import tstr_auroc
+from pseudopost.mechanisms.prism import (
     MST,
     PRISM,
     AllFeaturesUniform,
     CorrelationTopK,
     IndependenceOnly,
 )
-from pseudopost.releases.prism.datasets import adult_pgm
-from pseudopost.releases.prism.evaluation import tstr_auc
-from pseudopost.releases.prism.pgm import model_cliques
+from pseudopost.mechanisms.prism.datasets import adult_pgm
+from pseudopost.mechanisms.prism.pgm import model_cliques
 
 OUT = pathlib.Path(__file__).resolve().parent / "results"
 TARGET = "income>50K"
@@ -134,7 +134,7 @@ def one_timing(method: str, seed: int) -> dict:
         "iters": pgm.iters,
         "model_cells": sum(dom.size(c) for c in model_cliques(pgm.model.cliques, dom)),
         "load1": load,
-        "auc": tstr_auc(syn, test, TARGET),
+        "auc": tstr_auroc(syn, test, TARGET, encoding="categorical"),
     }
 
 
@@ -169,7 +169,7 @@ def tstr(seeds, eps_list) -> pd.DataFrame:
             for name in names:
                 syn = make(name, eps, 1000 + s, coding).fit(train).sample(N_SYN, seed=s)
                 rows.append(
-                    {"method": name, "epsilon": eps, "seed": s, "auc": tstr_auc(syn, test, TARGET)}
+                    {"method": name, "epsilon": eps, "seed": s, "auc": tstr_auroc(syn, test, TARGET, encoding="categorical")}
                 )
         print(f"  seed {s} done", flush=True)
     return pd.DataFrame(rows)

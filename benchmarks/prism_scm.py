@@ -29,21 +29,21 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from pseudopost.releases.prism import (
+from pseudopost.evaluate import tstr_auroc
+from pseudopost.mechanisms.prism import (
     MST,
     PRISM,
     AllFeaturesUniform,
     CorrelationTopK,
     IndependenceOnly,
 )
-from pseudopost.releases.prism.datasets import (
+from pseudopost.mechanisms.prism.datasets import (
     SCM_DAG,
     allocation_wins,
     allocation_wins_weights,
     scm_marginal_shift,
     scm_spurious_shift,
 )
-from pseudopost.releases.prism.evaluation import tstr_auc
 
 OUT = pathlib.Path(__file__).resolve().parent / "results"
 EPS = [0.2, 0.5, 1.0, 2.0, 4.0]
@@ -110,7 +110,7 @@ def run(generator, seeds, eps_list, heavy_seeds) -> pd.DataFrame:
         for eps in eps_list:
             for name, make in scm_methods(eps, 1000 + s).items():
                 t = time.perf_counter()
-                auc = tstr_auc(make().fit(train).sample(N_SYN, seed=s), test, "Y")
+                auc = tstr_auroc(make().fit(train).sample(N_SYN, seed=s), test, "Y", encoding="categorical")
                 rows.append(
                     {
                         "method": name,
@@ -123,7 +123,7 @@ def run(generator, seeds, eps_list, heavy_seeds) -> pd.DataFrame:
         if s in heavy_seeds:
             for name, make in heavy_methods(1.0, 1000 + s).items():
                 t = time.perf_counter()
-                auc = tstr_auc(make().fit(train).sample(N_SYN, seed=s), test, "Y")
+                auc = tstr_auroc(make().fit(train).sample(N_SYN, seed=s), test, "Y", encoding="categorical")
                 rows.append(
                     {
                         "method": name,
@@ -163,7 +163,7 @@ def allocation_rows(seeds, eps_list) -> pd.DataFrame:
                         "method": name,
                         "epsilon": eps,
                         "seed": s,
-                        "auc": tstr_auc(p.sample(N_SYN, seed=s), test, "Y"),
+                        "auc": tstr_auroc(p.sample(N_SYN, seed=s), test, "Y", encoding="categorical"),
                     }
                 )
     return pd.DataFrame(rows)

@@ -20,9 +20,9 @@ import time
 import numpy as np
 
 from pseudopost.evaluate import run_attacks, tstr_auroc
-from pseudopost.releases._reps_data import load_adult, split_train_validation_test
-from pseudopost.releases.reps import REPS
-from pseudopost.releases.reps_baselines import make_method
+from pseudopost.mechanisms.reps.baselines import make_method
+from pseudopost.mechanisms.reps.core import REPS
+from pseudopost.mechanisms.reps.data import load_adult, split_train_validation_test
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 

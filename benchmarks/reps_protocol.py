@@ -31,14 +31,14 @@ from pseudopost.evaluate import (
     scorer_spearman,
     tstr_auroc,
 )
-from pseudopost.releases._reps_data import (
+from pseudopost.mechanisms.reps.baselines import METHODS, make_method
+from pseudopost.mechanisms.reps.data import (
     load_adult,
     load_breast_cancer,
     load_german_credit,
     simulate_outliers,
     split_train_validation_test,
 )
-from pseudopost.releases.reps_baselines import METHODS, make_method
 
 RESULTS = pathlib.Path(__file__).resolve().parent / "results"
 EPSILONS = (0.5, 1.0, 2.0, 4.0)

@@ -3,29 +3,26 @@
 The risk-weighted pseudo posterior mechanism on PyMC models (:class:`PseudoPosterior`), with
 ready models in :mod:`pseudopost.models`, risk and weights in :mod:`pseudopost.risk`,
 accountants and noise calibration in :mod:`pseudopost.privacy`, lighter releases in
-:mod:`pseudopost.releases` and evaluation in :mod:`pseudopost.evaluate`.
+:mod:`pseudopost.mechanisms` and evaluation in :mod:`pseudopost.evaluate`.
 """
 
 import importlib
 
-from . import datasets, models, privacy, risk
-from .mechanism import PseudoPosterior, PseudoPosteriorResult
-from .sampling import SamplingWarning
+from pseudopost import _deprecated, datasets, models, privacy, risk
+from pseudopost.fitting.sampler import SamplingWarning
+from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPosteriorResult
 
-_LAZY = {
-    "backends",
-    "combine",
-    "evaluate",
-    "release",
-    "releases",
-}  # heavy (scikit-learn): on first use
+_deprecated.install()  # old import paths (pseudopost.releases, ...) forward with a warning
+
+_LAZY = {"evaluate", "fitting", "mechanisms", "release"}  # heavy (scikit-learn): on first use
+_OLD = {"backends", "combine", "releases"}  # moved: forwarded with a DeprecationWarning
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY or name in _OLD:
+        return importlib.import_module(f"{__name__}.{name}")
     if name == "synthesize":  # whole-record synthesis with automatic model choice
-        return importlib.import_module(".synthesis", __name__).synthesize
+        return importlib.import_module(f"{__name__}.synthesis").synthesize
     raise AttributeError(f"module 'pseudopost' has no attribute {name!r}")
 
 
@@ -35,14 +32,13 @@ __all__ = [
     "PseudoPosterior",
     "PseudoPosteriorResult",
     "SamplingWarning",
-    "backends",
-    "combine",
     "datasets",
     "evaluate",
+    "fitting",
+    "mechanisms",
     "models",
     "privacy",
     "release",
-    "releases",
     "risk",
     "synthesize",
 ]

@@ -23,10 +23,10 @@ __all__ = ["main"]
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from . import PseudoPosterior, SamplingWarning
-    from ._io import write_csv, write_json
-    from .datasets import load_fatigue, simulate_lognormal
-    from .models import LogNormalRegression
+    from pseudopost import PseudoPosterior, SamplingWarning
+    from pseudopost._io import write_csv, write_json
+    from pseudopost.datasets import load_fatigue, simulate_lognormal
+    from pseudopost.models import LogNormalRegression
 
     if args.dataset == "simulation":
         data = simulate_lognormal(2000, seed=args.seed)
@@ -77,9 +77,9 @@ def _guarded(run):
     """Turn spec, budget and release errors into one line on stderr and exit status 2, 3, 4."""
 
     def wrapper(args: argparse.Namespace) -> int:
-        from .release.ledger import BudgetError
-        from .release.run import ReleaseError
-        from .release.spec import SpecError
+        from pseudopost.release.ledger import BudgetError
+        from pseudopost.release.run import ReleaseError
+        from pseudopost.release.spec import SpecError
 
         try:
             return run(args)
@@ -95,7 +95,7 @@ def _guarded(run):
 
 @_guarded
 def _synthesize(args: argparse.Namespace) -> int:
-    from .release.run import run_release
+    from pseudopost.release.run import run_release
 
     outcome = run_release(args.spec, args.out)
     if outcome.guarantee == "global" and outcome.charge == outcome.epsilon:  # lighter release
@@ -111,7 +111,7 @@ def _synthesize(args: argparse.Namespace) -> int:
 
 @_guarded
 def _validate(args: argparse.Namespace) -> int:
-    from .release.run import prepare_release
+    from pseudopost.release.run import prepare_release
 
     spec, data, _ = prepare_release(args.spec, args.out)
     if spec.lighter:
@@ -132,7 +132,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 @_guarded
 def _account(args: argparse.Namespace) -> int:
-    from .release.run import account_release
+    from pseudopost.release.run import account_release
 
     res = account_release(args.release, args.data)
     print(f"epsilon (recomputed) = {res.epsilon:.6g}")
@@ -146,7 +146,7 @@ def _account(args: argparse.Namespace) -> int:
 
 @_guarded
 def _ledger(args: argparse.Namespace) -> int:
-    from .release.ledger import BudgetError, Ledger
+    from pseudopost.release.ledger import BudgetError, Ledger
 
     path = Path(args.path)
     if path.is_file() and not path.name.endswith(".ledger.json"):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ._rng import SeedLike, as_generator
-from ._validation import check_positive_int
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import check_positive_int
 
 __all__ = [
     "DATA_DIR",

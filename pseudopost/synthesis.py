@@ -6,7 +6,7 @@ before it), runs the risk-weighted pseudo posterior mechanism on it (one weight 
 accountant, :class:`~pseudopost.PseudoPosterior`) and returns the synthetic frame(s), the table
 of choices and the fitted mechanism.
 
-Automatic choice (:func:`choose_model`), the first rule that applies (detected type -> model):
+Automatic choice (:func:`~pseudopost.models.registry.choose_model`), the first rule that applies (detected type -> model):
 
 * ordered pandas ``Categorical`` -> ordinal -> ``ordinal``;
 * two levels (bool, two strings, two numbers) -> binary -> ``logistic``;
@@ -38,146 +38,21 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from ._rng import SeedLike, as_generator
-from ._validation import check_frame, check_positive_int
-from .models.base import SynthModel
-from .models.sequential import SequentialModel, categorical_spec, encode_column
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import check_frame, check_positive_int
+from pseudopost.models.base import SynthModel
+from pseudopost.models.columns import encode_column
+from pseudopost.models.registry import (
+    LOG_SCALE,
+    Choice,
+    categorical_spec,
+    choose_model,
+    model_class,
+)
+from pseudopost.models.sequential import SequentialModel
 
 __all__ = ["Choice", "SynthesisResult", "choose_model", "model_class", "synthesize"]
-
-#: model names understood by ``models=`` and :func:`model_class`
-MODEL_NAMES = {
-    "normal": "NormalRegression",
-    "lognormal": "LogNormalRegression",
-    "poisson": "PoissonRegression",
-    "negative_binomial": "NegativeBinomialRegression",
-    "logistic": "LogisticRegression",
-    "categorical": "CategoricalRegression",
-    "dirichlet_categorical": "DirichletCategorical",
-    "ordinal": "OrdinalRegression",
-    "hurdle_lognormal": "HurdleLogNormal",
-    "hurdle_count": "HurdleNegativeBinomial",
-    "mixture": "FiniteMixture",
-}
-_ALIASES = {"negbin": "negative_binomial", "nb": "negative_binomial", "log_normal": "lognormal"}
-_LOG_SCALE = {"lognormal", "hurdle_lognormal"}
-
-
-def model_class(name: str, column: str | None = None) -> type[SynthModel]:
-    """The ready-model class for a model ``name`` (see :data:`MODEL_NAMES`)."""
-    key = _ALIASES.get(str(name).lower(), str(name).lower()) if isinstance(name, str) else name
-    where = f" for column '{column}'" if column is not None else ""
-    if key not in MODEL_NAMES:
-        raise ValueError(
-            f"Unknown model name {name!r}{where}; expected one of {sorted(MODEL_NAMES)} "
-            f"(or a ready-model class or instance)."
-        )
-    cls = _find_class(MODEL_NAMES[key])
-    if cls is None:
-        raise ValueError(
-            f"Model {name!r}{where} ({MODEL_NAMES[key]}) is not available in this version of "
-            f"pseudopost.models."
-        )
-    return cls
-
-
-def _find_class(name: str) -> type[SynthModel] | None:
-    """A ready-model class by name: exported by :mod:`pseudopost.models`, or defined in one of
-    its modules."""
-    import importlib
-    import pkgutil
-
-    from . import models
-
-    cls = getattr(models, name, None)
-    if cls is not None:
-        return cls
-    for info in pkgutil.iter_modules(models.__path__):
-        module = importlib.import_module(f"{models.__name__}.{info.name}")
-        cls = getattr(module, name, None)
-        if isinstance(cls, type) and issubclass(cls, SynthModel):
-            return cls
-    return None
-
-
-def _available(name: str) -> bool:
-    return _find_class(MODEL_NAMES[name]) is not None
-
-
-@dataclass(frozen=True)
-class Choice:
-    """The model chosen for one column, with the type detected and the reason."""
-
-    column: str
-    detected: str
-    model: object
-    reason: str
-
-
-def _skewness(x: np.ndarray) -> float:
-    return float(stats.skew(x)) if x.size > 2 and np.ptp(x) > 0 else 0.0
-
-
-def choose_model(
-    series: pd.Series,
-    column: str,
-    *,
-    conditioned: bool = True,
-    max_levels: int = 5,
-    amount_threshold: float = 1000.0,
-) -> Choice:
-    """A ready model for one column from its dtype and values (rules in the module docstring).
-
-    ``conditioned`` says whether the column has predictors (a categorical column without any
-    gets the Dirichlet-categorical when available).
-    """
-    _, info = encode_column(series, column)
-    n_levels = len(info.levels)
-    if info.kind == "ordinal":
-        return Choice(column, "ordinal", "ordinal", f"ordered categorical, {n_levels} levels")
-    if info.categorical:
-        if n_levels == 2:
-            return Choice(column, "binary", "logistic", f"two levels {list(info.levels)}")
-        return _categorical(column, f"{n_levels} unordered levels", conditioned)
-    x = series.to_numpy(dtype=np.float64)
-    distinct = np.unique(x)
-    if distinct.size == 2:
-        return Choice(column, "binary", "logistic", f"two values {distinct.tolist()}")
-    if info.kind == "integer" and distinct.size <= max_levels:
-        return _categorical(column, f"integer with {distinct.size} values", conditioned)
-    if x.min() < 0:
-        return Choice(column, "real", "normal", f"takes negative values (min {x.min():g})")
-    zeros = float(np.mean(x == 0))
-    amount = info.kind == "continuous" or x.max() >= amount_threshold
-    if amount:
-        if zeros > 0:
-            return Choice(
-                column,
-                "zero-inflated amount",
-                "hurdle_lognormal",
-                f"{100 * zeros:.1f} % zeros, positive amounts otherwise",
-            )
-        skew = _skewness(x)
-        if skew > 0.5:
-            return Choice(column, "positive skewed", "lognormal", f"positive, skewness {skew:.2f}")
-        return Choice(column, "positive", "normal", f"positive, skewness {skew:.2f} <= 0.5")
-    if zeros > 0.5 and _available("hurdle_count"):
-        return Choice(column, "zero-inflated count", "hurdle_count", f"{100 * zeros:.1f} % zeros")
-    return Choice(
-        column,
-        "count",
-        "negative_binomial",
-        f"non-negative integers (mean {x.mean():.3g}, variance {x.var():.3g})",
-    )
-
-
-def _categorical(column: str, reason: str, conditioned: bool) -> Choice:
-    if not conditioned and _available("dirichlet_categorical"):
-        return Choice(column, "categorical", "dirichlet_categorical", reason + ", no predictors")
-    return Choice(column, "categorical", "categorical", reason)
-
 
 @dataclass
 class SynthesisResult:
@@ -315,7 +190,7 @@ def synthesize(
         on columns 1..j-1.
     models
         Overrides of the automatic choice, column -> name (``"lognormal"``, ``"categorical"``,
-        ... see :data:`MODEL_NAMES`), ready-model class or instance (an instance conditions on
+        ... see :data:`~pseudopost.models.registry.MODEL_NAMES`), ready-model class or instance (an instance conditions on
         exactly its own ``predictors``).
     keep
         Columns released as given (they condition every synthesized column).
@@ -398,7 +273,7 @@ def synthesize(
     tr = dict(transforms or {})
     for col, spec in specs.items():
         name = spec if isinstance(spec, str) else ""
-        if col not in tr and name in _LOG_SCALE:
+        if col not in tr and name in LOG_SCALE:
             tr[col] = "log1p"
     choices = pd.DataFrame(rows, columns=["column", "role", "detected", "model", "reason"])
     choices["as_predictor"] = [_as_predictor(frame, c, tr, specs.get(c)) for c in choices.column]
@@ -411,7 +286,7 @@ def synthesize(
         unmodelled=unmodelled,
         transforms=tr,
     )
-    from .mechanism import PseudoPosterior
+    from pseudopost.mechanisms.pseudo_posterior.core import PseudoPosterior
 
     rng = as_generator(seed)
     fit_seed, synth_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))

@@ -5,7 +5,13 @@ Mechanism-agnostic: every function takes real train/test (and optionally referen
 synthetic frame.
 """
 
-from .membership import (
+from pseudopost.evaluate.disclosure import (
+    attribute_risk,
+    identification_risk,
+    match_risk,
+    synthetic_attribute_risk,
+)
+from pseudopost.evaluate.membership import (
     MembershipResult,
     advantage,
     decile_advantages,
@@ -14,9 +20,9 @@ from .membership import (
     membership_inference,
     run_attacks,
 )
-from .outliers import decile_labels, knn_outlier_scores
-from .plots import plot_violins
-from .release_attacks import (
+from pseudopost.evaluate.outliers import decile_labels, knn_outlier_scores
+from pseudopost.evaluate.plots import plot_violins
+from pseudopost.evaluate.release_attacks import (
     LinkageResult,
     ReleaseMembershipResult,
     dp_accuracy_bound,
@@ -24,9 +30,9 @@ from .release_attacks import (
     linkage_attack,
     release_membership_inference,
 )
-from .scorer_quality import recall_at_top, scorer_spearman
-from .tstr import tstr_auroc
-from .utility import (
+from pseudopost.evaluate.scorer_quality import recall_at_top, scorer_spearman
+from pseudopost.evaluate.tstr import tstr_auroc
+from pseudopost.evaluate.utility import (
     PMSEResult,
     ci_overlap,
     ecdf_utility,
@@ -35,7 +41,7 @@ from .utility import (
     pmse,
     pmse_result,
 )
-from .whole_record import (
+from pseudopost.evaluate.whole_record import (
     WholeRecordUtility,
     association_difference,
     association_matrix,
@@ -56,6 +62,7 @@ __all__ = [
     "advantage",
     "association_difference",
     "association_matrix",
+    "attribute_risk",
     "ci_overlap",
     "column_utility",
     "decile_advantages",
@@ -66,10 +73,12 @@ __all__ = [
     "ecdf_utility",
     "estimate_summary",
     "histogram_features",
+    "identification_risk",
     "identification_risk_table",
     "interval_overlap",
     "knn_outlier_scores",
     "linkage_attack",
+    "match_risk",
     "match_risk_table",
     "membership_inference",
     "plot_association_difference",
@@ -81,6 +90,7 @@ __all__ = [
     "release_membership_inference",
     "run_attacks",
     "scorer_spearman",
+    "synthetic_attribute_risk",
     "tstr_auroc",
     "whole_record_utility",
 ]

@@ -14,7 +14,7 @@ import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from .._validation import check_columns, check_finite_numeric, check_frame
+from pseudopost._validation import check_columns, check_finite_numeric, check_frame
 
 __all__ = ["FeatureEncoder", "infer_feature_types", "shared_features"]
 

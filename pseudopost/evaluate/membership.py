@@ -37,9 +37,9 @@ import pandas as pd
 from sklearn.metrics import roc_auc_score
 from sklearn.neighbors import NearestNeighbors
 
-from .._validation import check_positive_int
-from ._features import FeatureEncoder, infer_feature_types, shared_features
-from .outliers import decile_labels, mean_knn_distance
+from pseudopost._validation import check_positive_int
+from pseudopost.evaluate._features import FeatureEncoder, infer_feature_types, shared_features
+from pseudopost.evaluate.outliers import decile_labels, mean_knn_distance
 
 __all__ = [
     "MembershipResult",

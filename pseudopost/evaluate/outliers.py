@@ -15,8 +15,8 @@ import pandas as pd
 from scipy import stats
 from sklearn.neighbors import NearestNeighbors
 
-from .._validation import check_frame, check_positive_int
-from ._features import FeatureEncoder, infer_feature_types, shared_features
+from pseudopost._validation import check_frame, check_positive_int
+from pseudopost.evaluate._features import FeatureEncoder, infer_feature_types, shared_features
 
 __all__ = ["decile_labels", "knn_outlier_scores", "mean_knn_distance"]
 

@@ -33,10 +33,10 @@ from sklearn.metrics import roc_auc_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from .._rng import SeedLike, spawn_seeds
-from .._validation import check_in_interval, check_positive_int
-from ..privacy.audit import clopper_pearson
-from ..privacy.entropy import shannon_entropy
+from pseudopost._rng import SeedLike, spawn_seeds
+from pseudopost._validation import check_in_interval, check_positive_int
+from pseudopost.privacy.audit import clopper_pearson
+from pseudopost.privacy.entropy import shannon_entropy
 
 __all__ = [
     "LinkageResult",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .._validation import check_in_interval
+from pseudopost._validation import check_in_interval
 
 __all__ = ["recall_at_top", "scorer_spearman"]
 

@@ -38,15 +38,15 @@ from numpy.typing import ArrayLike
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
-from .._rng import SeedLike, as_generator
-from .._validation import (
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import (
     check_columns,
     check_finite_numeric,
     check_frame,
     check_in_interval,
     check_positive_int,
 )
-from ._features import FeatureEncoder, infer_feature_types
+from pseudopost.evaluate._features import FeatureEncoder, infer_feature_types
 
 __all__ = [
     "PMSEResult",

@@ -12,12 +12,12 @@ r"""Utility and disclosure risk of whole synthetic records (mixed categorical / 
   :math:`\eta = \sqrt{\sum_g n_g (\bar y_g - \bar y)^2 / \sum_i (y_i - \bar y)^2}`), and its
   difference synthetic minus real, with plots of marginals and of that difference.
 * Identification risk over key variables (Hu 2019): expected match risk and true match rate of
-  :func:`pseudopost.release.disclosure.identification_risk`, for several synthesizers and
+  :func:`pseudopost.evaluate.disclosure.identification_risk`, for several synthesizers and
   outcomes (meaningful when synthetic row i is the synthetic version of real record i, i.e. the
   keys are kept or drawn conditionally on record i's kept columns). A categorical outcome
   matches only on equal levels (radius 0). For fully synthetic records, where rows do not
   correspond, :func:`match_risk_table` reports how often a synthetic record singles out one real
-  record on the keys (:func:`pseudopost.release.disclosure.match_risk`).
+  record on the keys (:func:`pseudopost.evaluate.disclosure.match_risk`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 from scipy.stats.contingency import association
 
-from .._rng import SeedLike
-from .._validation import check_columns, check_frame
-from ._features import infer_feature_types
-from .utility import PMSEResult, ecdf_utility, pmse_result
+from pseudopost._rng import SeedLike
+from pseudopost._validation import check_columns, check_frame
+from pseudopost.evaluate._features import infer_feature_types
+from pseudopost.evaluate.utility import PMSEResult, ecdf_utility, pmse_result
 
 __all__ = [
     "WholeRecordUtility",
@@ -263,7 +263,7 @@ def identification_risk_table(
     the synthetic version of real record i. Categorical keys match on equal levels; a
     categorical outcome matches on equal levels (radius 0), a numeric one within
     ``radius * |y|``."""
-    from ..release.disclosure import identification_risk
+    from pseudopost.evaluate.disclosure import identification_risk
 
     groups = _as_groups(synthetic)
     if isinstance(keys, str) or isinstance(outcomes, str):
@@ -300,8 +300,8 @@ def match_risk_table(
 ) -> pd.DataFrame:
     """Key-matching risk of fully synthetic records, one row per synthetic dataset: shares of
     synthetic records matching exactly one real record, of real records singled out that way,
-    and of real records matched at all (:func:`pseudopost.release.disclosure.match_risk`)."""
-    from ..release.disclosure import match_risk
+    and of real records matched at all (:func:`pseudopost.evaluate.disclosure.match_risk`)."""
+    from pseudopost.evaluate.disclosure import match_risk
 
     groups = _as_groups(synthetic)
     if isinstance(keys, str):

@@ -9,8 +9,8 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 
-from .._validation import check_columns, check_finite_numeric, check_frame, check_positive
-from .base import Prepared, SynthModel
+from pseudopost._validation import check_columns, check_finite_numeric, check_frame, check_positive
+from pseudopost.models.base import Prepared, SynthModel
 
 __all__ = ["GLM"]
 

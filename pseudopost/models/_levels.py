@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytensor.tensor as pt
 
-from .._validation import check_columns, check_finite_numeric, check_frame
-from ._glm import GLM
-from .base import Prepared
+from pseudopost._validation import check_columns, check_finite_numeric, check_frame
+from pseudopost.models._glm import GLM
+from pseudopost.models.base import Prepared
 
 __all__ = ["LevelGLM", "decode_levels", "invert_cdf", "level_indicator"]
 

@@ -151,7 +151,7 @@ class SynthModel(ABC):
         """
         if self.inverts:
             return self._simulate_by_inversion(prepared, base, posterior, chosen, seed)
-        from .predictive import predictive_draws
+        from pseudopost.models.predictive import predictive_draws
 
         pp = predictive_draws(base, posterior, self.observed, chosen, seed)
         return [
@@ -161,8 +161,8 @@ class SynthModel(ABC):
     def _simulate_by_inversion(
         self, prepared: Prepared, base: pm.Model, posterior: xr.Dataset, chosen, seed: int
     ) -> list[pd.DataFrame]:
-        from .._streams import record_uniforms
-        from .loglik import stack_draws
+        from pseudopost._streams import record_uniforms
+        from pseudopost.models.loglik import stack_draws
 
         if len(self.observed) != 1:
             raise ValueError("Synthesis by inversion needs exactly one observed outcome.")

@@ -26,8 +26,8 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy import special
 
-from ._levels import LevelGLM
-from .base import Prepared
+from pseudopost.models._levels import LevelGLM
+from pseudopost.models.base import Prepared
 
 __all__ = ["LogisticRegression"]
 

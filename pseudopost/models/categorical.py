@@ -28,9 +28,9 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy import special
 
-from .._validation import check_positive
-from ._levels import LevelGLM, invert_cdf, level_indicator
-from .base import Prepared
+from pseudopost._validation import check_positive
+from pseudopost.models._levels import LevelGLM, invert_cdf, level_indicator
+from pseudopost.models.base import Prepared
 
 __all__ = ["CategoricalRegression", "DirichletCategorical"]
 

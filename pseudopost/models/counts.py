@@ -24,8 +24,8 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy import stats
 
-from ._glm import GLM
-from .base import Prepared
+from pseudopost.models._glm import GLM
+from pseudopost.models.base import Prepared
 
 __all__ = ["NegativeBinomialRegression", "PoissonRegression"]
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 
-from .base import Prepared, SynthModel
-from .weighting import n_records, observed_names, value_of
+from pseudopost.models.base import Prepared, SynthModel
+from pseudopost.models.weighting import n_records, observed_names, value_of
 
 __all__ = ["PyMCModel"]
 

@@ -39,9 +39,9 @@ import pytensor.tensor as pt
 from pymc.distributions.dist_math import normal_lccdf, normal_lcdf
 from scipy import special, stats
 
-from ._glm import GLM
-from .base import Prepared
-from .counts import _CountGLM
+from pseudopost.models._glm import GLM
+from pseudopost.models.base import Prepared
+from pseudopost.models.counts import _CountGLM
 
 __all__ = ["HurdleLogNormal", "HurdleNegativeBinomial"]
 

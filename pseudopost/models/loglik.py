@@ -24,7 +24,7 @@ import pytensor.tensor as pt
 import xarray as xr
 from pytensor.graph.replace import graph_replace, vectorize_graph
 
-from .weighting import n_records, observed_names, record_logp, value_of
+from pseudopost.models.weighting import n_records, observed_names, record_logp, value_of
 
 __all__ = ["RecordFunction", "stack_draws"]
 

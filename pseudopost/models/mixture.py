@@ -29,10 +29,10 @@ import pytensor.tensor as pt
 from pymc.distributions.dist_math import normal_lccdf, normal_lcdf
 from scipy import special
 
-from .._validation import check_positive, check_positive_int
-from ._glm import GLM
-from ._levels import invert_cdf
-from .base import Prepared
+from pseudopost._validation import check_positive, check_positive_int
+from pseudopost.models._glm import GLM
+from pseudopost.models._levels import invert_cdf
+from pseudopost.models.base import Prepared
 
 __all__ = ["FiniteMixture"]
 

@@ -33,8 +33,8 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy import special
 
-from ._levels import LevelGLM, invert_cdf, level_indicator
-from .base import Prepared
+from pseudopost.models._levels import LevelGLM, invert_cdf, level_indicator
+from pseudopost.models.base import Prepared
 
 __all__ = ["OrdinalRegression"]
 

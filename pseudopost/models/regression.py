@@ -24,8 +24,8 @@ import pandas as pd
 import pymc as pm
 from scipy import special
 
-from ._glm import GLM
-from .base import Prepared
+from pseudopost.models._glm import GLM
+from pseudopost.models.base import Prepared
 
 __all__ = ["LogNormalRegression", "NormalRegression"]
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import inspect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -51,10 +50,18 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
-from .._streams import record_uniforms
-from .._validation import check_columns, check_frame
-from .base import Prepared, SynthModel, synthesis_stream
-from .loglik import stack_draws
+from pseudopost._streams import record_uniforms
+from pseudopost._validation import check_columns, check_frame
+from pseudopost.models.base import Prepared, SynthModel, synthesis_stream
+from pseudopost.models.columns import ColumnInfo, decode_column, encode_column
+from pseudopost.models.loglik import stack_draws
+from pseudopost.models.registry import (
+    CLASS_DEFAULTS,
+    categorical_spec,
+    choose_model,
+    model_class,
+    takes_predictors,
+)
 
 __all__ = ["ColumnInfo", "SequentialModel", "encode_column"]
 
@@ -62,109 +69,6 @@ ModelSpec = "SynthModel | type[SynthModel] | str"
 Transform = "str | tuple[float, float]"
 _TRANSFORMS = ("log", "log1p", "codes")
 PREFIX_SEP = "__"
-
-
-@dataclass(frozen=True)
-class ColumnInfo:
-    """How a column is held: ``kind`` (continuous, integer, categorical, binary, ordinal), its
-    original ``dtype``, its observed ``levels`` (code order) and its ``role`` in the release
-    (``synthetic``, ``marginal`` or ``kept``)."""
-
-    kind: str
-    dtype: object
-    levels: tuple = ()
-    role: str = "kept"
-
-    @property
-    def categorical(self) -> bool:
-        return self.kind in ("categorical", "binary", "ordinal")
-
-
-def encode_column(
-    series: pd.Series, name: str, *, as_categorical: bool = False
-) -> tuple[np.ndarray, ColumnInfo]:
-    """Float64 values of a numeric column, or integer codes (as float64) of a categorical one.
-
-    Levels are the *observed* values only, in category order for a pandas ``Categorical`` and
-    sorted otherwise, so no level absent from the data can be modelled or synthesized.
-    ``as_categorical`` treats a numeric column as categorical (its distinct values as levels).
-    """
-    s = series
-    if s.isna().any():
-        i = int(np.flatnonzero(s.isna().to_numpy())[0])
-        raise ValueError(
-            f"Column '{name}' has missing values (row {s.index[i]!r}; {int(s.isna().sum())} in "
-            f"all). Impute them or drop the rows/column before synthesis."
-        )
-    dtype = s.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        used = set(np.unique(s.cat.codes.to_numpy()))
-        levels = tuple(c for i, c in enumerate(dtype.categories) if i in used)
-        kind = "ordinal" if dtype.ordered else "categorical"
-    elif pd.api.types.is_bool_dtype(dtype):
-        present = set(s.to_numpy(dtype=bool).tolist())
-        levels = tuple(v for v in (False, True) if v in present)
-        kind = "binary"
-    elif pd.api.types.is_numeric_dtype(dtype) and as_categorical:
-        levels = tuple(np.unique(s.to_numpy()).tolist())
-        kind = "binary" if len(levels) == 2 else "categorical"
-    elif pd.api.types.is_numeric_dtype(dtype):
-        values = s.to_numpy(dtype=np.float64)
-        if not np.all(np.isfinite(values)):
-            i = int(np.flatnonzero(~np.isfinite(values))[0])
-            raise ValueError(f"Column '{name}' must be finite; row {s.index[i]!r} has {values[i]}.")
-        kind = "integer" if pd.api.types.is_integer_dtype(dtype) else "continuous"
-        return values.copy(), ColumnInfo(kind, dtype)
-    elif pd.api.types.is_object_dtype(dtype) or pd.api.types.is_string_dtype(dtype):
-        levels = tuple(sorted(pd.unique(s.to_numpy(dtype=object)), key=lambda v: (str(v), v)))
-        kind = "categorical"
-    else:
-        raise TypeError(
-            f"Column '{name}' has dtype {dtype}, which sequential synthesis does not support "
-            f"(numeric, bool, string/object or categorical are)."
-        )
-    codes = pd.Categorical(s.to_numpy(dtype=object), categories=list(levels)).codes
-    return codes.astype(np.float64), ColumnInfo(kind, dtype, levels)
-
-
-def decode_column(values: np.ndarray, info: ColumnInfo, index: pd.Index) -> pd.Series:
-    """The inverse of :func:`encode_column`: a Series with the input's dtype (and categories)."""
-    v = np.asarray(values)
-    if info.categorical:
-        codes = np.rint(v).astype(np.int64)
-        labels = np.empty(len(codes), dtype=object)
-        labels[:] = [info.levels[c] for c in codes] if len(codes) else []
-        if isinstance(info.dtype, pd.CategoricalDtype):
-            return pd.Series(pd.Categorical(labels, dtype=info.dtype), index=index)
-        return pd.Series(labels, index=index).astype(info.dtype)
-    if info.kind == "integer":
-        return pd.Series(np.rint(v), index=index).astype(info.dtype)
-    return pd.Series(v, index=index).astype(info.dtype)
-
-
-#: families of the ready models whose outcome is categorical (held as codes 0..K-1)
-CATEGORICAL_FAMILIES = frozenset(
-    {"logistic", "binary", "categorical", "dirichlet_categorical", "multinomial", "ordinal"}
-)
-
-
-#: constructor arguments of ready models built from a class or a name
-CLASS_DEFAULTS = {"FiniteMixture": {"k": 2}}
-
-
-def takes_predictors(cls: type) -> bool:
-    """Whether a ready-model class accepts ``predictors`` (e.g. a mixture does not)."""
-    return "predictors" in inspect.signature(cls.__init__).parameters
-
-
-def categorical_spec(spec) -> bool:
-    """Whether a model spec (instance, class or name) has a categorical outcome."""
-    if isinstance(spec, str):
-        from ..synthesis import model_class
-
-        spec = model_class(spec)
-    cls = spec if isinstance(spec, type) else type(spec)
-    return getattr(cls, "family", "") in CATEGORICAL_FAMILIES
 
 
 @dataclass(frozen=True)
@@ -191,7 +95,7 @@ class SequentialModel(SynthModel):
         A model for each column of ``order``: a mapping column -> spec, or a sequence aligned
         with ``order``. A spec is a ready-model class (e.g.
         :class:`~pseudopost.models.LogNormalRegression`), a name understood by
-        :func:`pseudopost.synthesis.model_class` (``"lognormal"``, ``"categorical"``, ...), or
+        :func:`pseudopost.models.registry.model_class` (``"lognormal"``, ``"categorical"``, ...), or
         an instance whose ``outcome`` is the column: a class or name conditions the column on
         every earlier and kept column; an instance on exactly its own ``predictors`` (raw column
         names, which must come earlier or be kept; its other settings, e.g. ``prior_scale``,
@@ -288,8 +192,6 @@ class SequentialModel(SynthModel):
         if isinstance(spec, type) and issubclass(spec, SynthModel):
             return
         if isinstance(spec, str):
-            from ..synthesis import model_class
-
             model_class(spec, col)  # raises on an unknown name
             return
         raise TypeError(
@@ -481,8 +383,6 @@ class SequentialModel(SynthModel):
             inputs = allowed
             cls = spec if isinstance(spec, type) else None
             if cls is None:
-                from ..synthesis import model_class
-
                 cls = model_class(spec, col)
             base = cls(col, **CLASS_DEFAULTS.get(cls.__name__, {}))
             if not takes_predictors(cls):
@@ -493,11 +393,9 @@ class SequentialModel(SynthModel):
 
     def _spec(self, col: str, series: pd.Series):
         """The model spec of a modelled column; a marginal column without one gets the default
-        for its values (:func:`pseudopost.synthesis.choose_model`, without predictors)."""
+        for its values (:func:`pseudopost.models.registry.choose_model`, without predictors)."""
         spec = self.specs.get(col)
         if spec is None:
-            from ..synthesis import choose_model
-
             spec = choose_model(series, col, conditioned=False).model
         return spec
 

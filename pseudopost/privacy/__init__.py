@@ -1,11 +1,17 @@
 """Accountants, noise calibration, privacy maps, sensitivity bounds and audits."""
 
-from . import noise
-from .audit import AuditResult, epsilon_lower_bound
-from .calibration import CalibrationReport
-from .contraction import contraction, plot_contraction
-from .decomposition import Censored, Decomposition, RangeAveraged, RangeTruncated, Unrestricted
-from .entropy import (
+from pseudopost.privacy import noise
+from pseudopost.privacy.audit import AuditResult, epsilon_lower_bound
+from pseudopost.privacy.calibration import CalibrationReport
+from pseudopost.privacy.contraction import contraction, plot_contraction
+from pseudopost.privacy.decomposition import (
+    Censored,
+    Decomposition,
+    RangeAveraged,
+    RangeTruncated,
+    Unrestricted,
+)
+from pseudopost.privacy.entropy import (
     TABLE_S1_RENYI_CONSTANTS,
     paper_renyi_constant,
     renyi_entropy,
@@ -13,8 +19,8 @@ from .entropy import (
     shannon_entropy,
     shannon_entropy_sensitivity,
 )
-from .lipschitz import AbsReduction, local_epsilon, reduce_abs, reduce_sum
-from .reps_accounting import (
+from pseudopost.privacy.lipschitz import AbsReduction, local_epsilon, reduce_abs, reduce_sum
+from pseudopost.privacy.reps_accounting import (
     BudgetSplit,
     compose,
     default_delta,
@@ -25,6 +31,7 @@ from .reps_accounting import (
     synthesis_sigma,
     weighted_release_epsilon,
 )
+from pseudopost.privacy.statement import PrivacyStatement
 
 __all__ = [
     "TABLE_S1_RENYI_CONSTANTS",
@@ -34,6 +41,7 @@ __all__ = [
     "CalibrationReport",
     "Censored",
     "Decomposition",
+    "PrivacyStatement",
     "RangeAveraged",
     "RangeTruncated",
     "Unrestricted",

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .._validation import check_in_interval
+from pseudopost._validation import check_in_interval
 
 __all__ = ["AuditResult", "clopper_pearson", "epsilon_lower_bound"]
 

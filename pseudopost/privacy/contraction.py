@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._rng import SeedLike, as_generator
-from .._validation import check_frame, check_positive_int
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import check_frame, check_positive_int
 
 __all__ = ["contraction", "plot_contraction"]
 

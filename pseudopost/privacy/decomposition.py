@@ -29,9 +29,10 @@ the paper's own orderings (weighted 8.1 > truncated (0.4, 1.8) 6.6 > truncated (
 eq. 15 literally reverses them (11.9 and 15.1), because a record with alpha near 0 would keep
 its whole :math:`-\log P(R_i)`, so narrowing the range would *weaken* the guarantee.
 
-How g is computed does not change what it is: :meth:`Decomposition.sensitive_function` returns the
-fused Numba kernel of a ready model (:mod:`pseudopost.privacy.fused`; all four decompositions,
-range truncation for the continuous models only) and the model's PyTensor graph otherwise
+How g is computed does not change what it is:
+:func:`pseudopost.privacy.accountant.sensitive_function` returns the fused kernel of a ready
+model (:mod:`pseudopost.privacy.fused`; all four decompositions, range truncation for the
+continuous models only) and the model's PyTensor graph otherwise
 (:meth:`Decomposition.generic_function`); both are tested equal to brute force.
 """
 
@@ -39,18 +40,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from ..models.base import SynthModel
-from ..models.loglik import RecordFunction
-from ..models.weighting import record_logp
-
-if TYPE_CHECKING:
-    from .fused import FusedFunction
+from pseudopost.models.base import SynthModel
+from pseudopost.models.loglik import RecordFunction
+from pseudopost.models.weighting import record_logp
 
 __all__ = ["Censored", "Decomposition", "RangeAveraged", "RangeTruncated", "Unrestricted"]
 
@@ -72,25 +69,9 @@ class Decomposition(ABC):
         """Extra per-record inputs of g."""
         return {}
 
-    def sensitive_function(
-        self, model: SynthModel, base: pm.Model, loglik: RecordFunction | FusedFunction
-    ) -> RecordFunction | FusedFunction:
-        """g as a function of (draws, records): the fused Numba kernel of a ready model when
-        one applies (:mod:`pseudopost.privacy.fused`), else the generic compiled graph."""
-        from .fused import fused_function
-
-        if getattr(loglik, "fused", False):
-            fused = loglik.with_decomposition(self)
-        else:
-            fused = fused_function(model, base, self)
-        if fused is not None:
-            return fused
-        return self.generic_function(model, base, loglik)
-
-    def generic_function(
-        self, model: SynthModel, base: pm.Model, loglik: RecordFunction | FusedFunction
-    ) -> RecordFunction:
-        """The generic g: a per-record PyTensor graph (default: the log-likelihood itself)."""
+    def generic_function(self, model: SynthModel, base: pm.Model, loglik) -> RecordFunction:
+        """The generic g: a per-record PyTensor graph (default: the log-likelihood itself;
+        ``loglik`` is the model's record function, fused or generic)."""
         if getattr(loglik, "fused", False):
             return RecordFunction(base, model.observed)
         return loglik

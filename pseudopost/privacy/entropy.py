@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_positive, check_positive_int
+from pseudopost._validation import check_positive, check_positive_int
 
 __all__ = [
     "TABLE_S1_RENYI_CONSTANTS",

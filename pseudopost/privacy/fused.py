@@ -41,11 +41,17 @@ import numpy as np
 import pymc as pm
 from scipy import special
 
-from ..models.base import SynthModel
-from ..models.weighting import value_of
-from .decomposition import Censored, Decomposition, RangeAveraged, RangeTruncated, Unrestricted
-from .kernels import dense, glm
-from .lipschitz import AbsReduction
+from pseudopost.models.base import SynthModel
+from pseudopost.models.weighting import value_of
+from pseudopost.privacy.decomposition import (
+    Censored,
+    Decomposition,
+    RangeAveraged,
+    RangeTruncated,
+    Unrestricted,
+)
+from pseudopost.privacy.kernels import dense, glm
+from pseudopost.privacy.lipschitz import AbsReduction
 
 __all__ = [
     "DENSE_MAX",
@@ -368,7 +374,7 @@ def record_function(model: SynthModel, base: pm.Model):
     """The per-record log-likelihood function of the accountant and the risk step: fused when a
     kernel applies, else the generic :class:`~pseudopost.models.loglik.RecordFunction`
     (compiled on first use)."""
-    from ..models.loglik import RecordFunction
+    from pseudopost.models.loglik import RecordFunction
 
     fused = fused_function(model, base)
     return RecordFunction(base, model.observed) if fused is None else fused

@@ -31,18 +31,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-from ..models.loglik import RecordFunction
-
-if TYPE_CHECKING:
-    from .fused import FusedFunction
-
-__all__ = ["AbsReduction", "local_epsilon", "reduce_abs", "reduce_sum"]
+__all__ = ["AbsReduction", "PerRecordFunction", "local_epsilon", "reduce_abs", "reduce_sum"]
 
 DEFAULT_MAX_BYTES = 256 * 2**20
+
+
+class PerRecordFunction(Protocol):
+    """What the reductions need of g: ``n`` records, and either ``fused = True`` with
+    ``reduce_abs``/``reduce_sum`` of its own, or ``blocks``/``reduce_block``/``check_chunking``
+    over record and draw blocks (:class:`~pseudopost.models.loglik.RecordFunction`)."""
+
+    n: int
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,7 @@ class AbsReduction:
 
 
 def reduce_abs(
-    fn: RecordFunction | FusedFunction,
+    fn: PerRecordFunction,
     draws: Mapping[str, np.ndarray],
     coefficient: np.ndarray | None = None,
     *,
@@ -95,7 +98,7 @@ def local_epsilon(lipschitz: np.ndarray) -> float:
 
 
 def reduce_sum(
-    fn: RecordFunction | FusedFunction,
+    fn: PerRecordFunction,
     draws: Mapping[str, np.ndarray],
     coefficient: np.ndarray,
     *,

@@ -35,8 +35,8 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special
 
-from .._rng import SeedLike, as_generator
-from .._validation import check_positive, check_probability
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import check_positive, check_probability
 
 __all__ = [
     "Backend",

@@ -27,13 +27,13 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import (
+from pseudopost._validation import (
     check_in_interval,
     check_positive,
     check_positive_int,
     check_probability,
 )
-from .noise import gaussian_epsilon, gaussian_sigma
+from pseudopost.privacy.noise import gaussian_epsilon, gaussian_sigma
 
 __all__ = [
     "BudgetSplit",

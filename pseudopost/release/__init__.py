@@ -6,15 +6,17 @@ entropy-histogram releases (global (epsilon, delta), fully synthetic rows). The
 :func:`run_release`, :func:`load_spec` with :func:`validate`, :func:`account_release` and :class:`Ledger`.
 """
 
-from .disclosure import (
-    attribute_risk,
-    identification_risk,
-    match_risk,
-    synthetic_attribute_risk,
+import warnings
+
+from pseudopost.release.ledger import BudgetError, Ledger
+from pseudopost.release.run import (
+    AccountResult,
+    ReleaseError,
+    ReleaseOutcome,
+    account_release,
+    run_release,
 )
-from .ledger import BudgetError, Ledger
-from .run import AccountResult, ReleaseError, ReleaseOutcome, account_release, run_release
-from .spec import MECHANISMS, ReleaseSpec, SpecError, load_spec, resolve, validate
+from pseudopost.release.spec import MECHANISMS, ReleaseSpec, SpecError, load_spec, resolve, validate
 
 __all__ = [
     "MECHANISMS",
@@ -26,12 +28,24 @@ __all__ = [
     "ReleaseSpec",
     "SpecError",
     "account_release",
-    "attribute_risk",
-    "identification_risk",
     "load_spec",
-    "match_risk",
     "resolve",
     "run_release",
-    "synthetic_attribute_risk",
     "validate",
 ]
+
+_MOVED = {"attribute_risk", "identification_risk", "match_risk", "synthetic_attribute_risk"}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:  # disclosure measures moved to pseudopost.evaluate
+        warnings.warn(
+            f"'pseudopost.release.{name}' moved to 'pseudopost.evaluate.{name}'; the old path is "
+            "deprecated and will be removed in pseudopost 0.3.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        from pseudopost.evaluate import disclosure
+
+        return getattr(disclosure, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -38,7 +38,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from .._io import write_json
+from pseudopost._io import write_json
 
 __all__ = ["FORMAT", "BudgetError", "Ledger"]
 

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .lighter_spec import NEIGHBOURING
-from .spec import ReleaseSpec
+from pseudopost.release.lighter_spec import NEIGHBOURING
+from pseudopost.release.spec import ReleaseSpec
 
 __all__ = ["Produced", "privacy_record", "produce"]
 
@@ -374,9 +374,9 @@ def measures(
     beside the same model trained on the real data (TRTR). Disclosure: :func:`match_risk` and
     :func:`synthetic_attribute_risk` over the disclosure keys.
     """
-    from ..evaluate.tstr import tstr_auroc
-    from ..evaluate.utility import ecdf_utility, pmse
-    from .disclosure import match_risk, synthetic_attribute_risk
+    from pseudopost.evaluate.disclosure import match_risk, synthetic_attribute_risk
+    from pseudopost.evaluate.tstr import tstr_auroc
+    from pseudopost.evaluate.utility import ecdf_utility, pmse
 
     real = data[spec.columns]
     target = spec.target

@@ -26,9 +26,9 @@ data are seen, so a spec states the budget the release spends (``[mechanism] eps
     total_delta = 1e-4
 
 Each mechanism's keys (:data:`SCHEMAS`) are the constructor arguments of
-:class:`~pseudopost.releases.REPS`, :class:`~pseudopost.releases.PRISM` and
-:class:`~pseudopost.releases.EntropyHistogram` (the joint histogram of the listed columns, see
-:mod:`pseudopost.release.histogram_synth`); they are type-checked here, passed through the
+:class:`~pseudopost.mechanisms.REPS`, :class:`~pseudopost.mechanisms.PRISM` and
+:class:`~pseudopost.mechanisms.EntropyHistogram` (the joint histogram of the listed columns, see
+:mod:`pseudopost.mechanisms.entropy.joint`); they are type-checked here, passed through the
 constructor (which checks their ranges) and checked against the data's columns by
 :func:`check_data`, all before any noise is drawn.
 """
@@ -123,13 +123,13 @@ SCHEMAS: dict[str, dict[str, tuple[bool, str]]] = {
 
 
 def _err(message: str):
-    from .spec import SpecError
+    from pseudopost.release.spec import SpecError
 
     return SpecError(message)
 
 
 def _fail(key: str, value: Any, expected: str, fix: str):
-    from .spec import _fail as fail
+    from pseudopost.release.spec import _fail as fail
 
     return fail(key, value, expected, fix)
 
@@ -410,16 +410,16 @@ def build(name: str, mech: dict[str, Any], opts: dict[str, Any], *, seed) -> Any
     eps = mech["epsilon"]
     delta = mech.get("delta")
     if name == "reps":
-        from ..releases.reps import REPS
+        from pseudopost.mechanisms.reps.core import REPS
 
         kw = {k: v for k, v in opts.items() if k not in ("label", "features", "categorical")}
         return REPS(eps, delta, seed=seed, **kw)
     if name == "prism":
-        from ..releases.prism import PRISM
+        from pseudopost.mechanisms.prism import PRISM
 
         kw = {k: v for k, v in opts.items() if k not in ("target", "columns")}
         return PRISM(eps, delta, target=opts["target"], seed=seed, **kw)
-    from .histogram_synth import JointHistogramRelease
+    from pseudopost.mechanisms.entropy.joint import JointHistogramRelease
 
     return JointHistogramRelease(
         epsilon=eps,
@@ -517,7 +517,7 @@ def check_data(name: str, opts: dict[str, Any], frame: pd.DataFrame, path_name: 
                         "name causal parents among prism.columns.",
                     )
         if "dag" in opts:
-            from ..releases.prism.regimes import markov_blanket
+            from pseudopost.mechanisms.prism.regimes import markov_blanket
 
             try:
                 blanket = markov_blanket(opts["dag"], target)

@@ -13,7 +13,7 @@ overlap of the model's regression coefficients.
 histogram): fully synthetic rows with a global (epsilon, delta) guarantee, so it shows the
 budget per stage instead of Lipschitz and weight violins (these mechanisms have none), marginals
 of numeric (ECDF) and categorical (category shares) columns, pMSE and TSTR, and the key-matching
-disclosure measures of :func:`pseudopost.release.disclosure.match_risk`.
+disclosure measures of :func:`pseudopost.evaluate.disclosure.match_risk`.
 """
 
 from __future__ import annotations

@@ -45,8 +45,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .ledger import BudgetError, Ledger
-from .spec import MECHANISMS, ReleaseSpec, SpecError, load_spec, resolve, validate
+from pseudopost._io import fsync_dir
+from pseudopost.release.ledger import BudgetError, Ledger
+from pseudopost.release.spec import MECHANISMS, ReleaseSpec, SpecError, load_spec, resolve, validate
 
 __all__ = [
     "AccountResult",
@@ -138,14 +139,6 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def save_fit(tree: xr.DataTree, path: Path) -> None:
@@ -287,8 +280,8 @@ def privacy_record(spec: ReleaseSpec, result) -> dict[str, Any]:
 
 def _measures(spec: ReleaseSpec, data: pd.DataFrame, synthetic: list[pd.DataFrame]):
     """Utility (ECDF, pMSE, CI overlap) and disclosure tables, one block per dataset."""
-    from ..evaluate.utility import ci_overlap, ecdf_utility, pmse
-    from .disclosure import attribute_risk, identification_risk
+    from pseudopost.evaluate.disclosure import attribute_risk, identification_risk
+    from pseudopost.evaluate.utility import ci_overlap, ecdf_utility, pmse
 
     util, overlap, disc = [], [], []
     for j, s in enumerate(synthetic, start=1):
@@ -364,7 +357,7 @@ def _publish(spec: ReleaseSpec, digest: str, stage: Path, entry: dict[str, Any])
 
     def publish() -> None:
         os.rename(stage, spec.out)
-        _fsync_dir(spec.out.parent)
+        fsync_dir(spec.out.parent)
 
     def precondition() -> None:
         if spec.out.exists():
@@ -388,7 +381,7 @@ def run_release(
 ) -> ReleaseOutcome:
     """Run the release a spec describes (module docstring); raises :class:`SpecError` or
     :class:`~pseudopost.release.ledger.BudgetError` before any work when it cannot go ahead."""
-    from ..sampling import SamplingWarning
+    from pseudopost.fitting.sampler import SamplingWarning
 
     spec, data, digest = prepare_release(spec_path, out)
     if spec.lighter:
@@ -465,7 +458,7 @@ def run_release(
 
 def _run_lighter(spec: ReleaseSpec, data: pd.DataFrame, digest: str) -> ReleaseOutcome:
     """A REPS, PRISM or entropy-histogram release (module docstring of lighter_run)."""
-    from .lighter_run import measures, produce
+    from pseudopost.release.lighter_run import measures, produce
 
     made = produce(spec, data)
     if made.epsilon > spec.epsilon * (1 + 1e-9) + _LEDGER_TOL:
@@ -508,7 +501,7 @@ _LEDGER_TOL = 1e-12
 
 
 def _write_lighter(stage, spec, data, digest, made, tables) -> list[str]:
-    from .report import build_synthetic_report
+    from pseudopost.release.report import build_synthetic_report
 
     t0 = time.perf_counter()
     names = []
@@ -578,7 +571,7 @@ def _fsync_all(stage: Path, names: list[str]) -> None:
     for n in names:
         with open(stage / n, "rb") as fh:
             os.fsync(fh.fileno())
-    _fsync_dir(stage)
+    fsync_dir(stage)
 
 
 def _check_finite(synthetic: list[pd.DataFrame]) -> None:
@@ -598,7 +591,7 @@ def _check_finite(synthetic: list[pd.DataFrame]) -> None:
 def _write_outputs(
     stage, spec, data, digest, result, synthetic, measures, problems, timings
 ) -> list[str]:
-    from .report import build_report
+    from pseudopost.release.report import build_report
 
     names = []
     for j, frame in enumerate(synthetic, start=1):
@@ -666,8 +659,8 @@ def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountRe
     :mod:`pseudopost.privacy.decomposition` otherwise). The model is rebuilt from its
     ``spec.toml`` and the data (checked against the manifest's SHA-256); the weighted draws (kept
     draws only), weights, ranges and lambda come from ``fit.nc``."""
-    from ..models.loglik import RecordFunction, stack_draws
-    from ..privacy.lipschitz import local_epsilon, reduce_abs
+    from pseudopost.models.loglik import RecordFunction, stack_draws
+    from pseudopost.privacy.accountant import account, sensitive_function
 
     folder = Path(release_dir)
     if (folder / "spec.toml").is_file() and (folder / "privacy.json").is_file():
@@ -706,20 +699,23 @@ def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountRe
     base = model.build(prepared)
     decomp = _decomposition(tree)
     alpha = tree["weights"]["alpha"].to_numpy()
-    sens = decomp.sensitive_function(model, base, RecordFunction(base, model.observed))
+    sens = sensitive_function(decomp, model, base, RecordFunction(base, model.observed))
     free = [rv.name for rv in base.free_RVs]
     draws = stack_draws(tree["posterior"].to_dataset(), free)
     kept = tree["privacy"]["draw_kept"].transpose("chain", "draw").to_numpy().ravel()
     draws = {k: v[kept] for k, v in draws.items()}
-    coef = decomp.coefficient(alpha)
-    red = reduce_abs(sens, draws, coef, **decomp.extras(alpha))
-    lip = coef * red.per_record
-    return AccountResult(local_epsilon(lip), float(tree["privacy"].attrs["epsilon"]), lip)
+    acc = account(sens, draws, alpha, decomp)
+    return AccountResult(acc.epsilon, float(tree["privacy"].attrs["epsilon"]), acc.lipschitz)
 
 
 def _decomposition(tree: xr.DataTree):
     """The accountant's public/sensitive split, rebuilt from the saved fit."""
-    from ..privacy.decomposition import Censored, RangeAveraged, RangeTruncated, Unrestricted
+    from pseudopost.privacy.decomposition import (
+        Censored,
+        RangeAveraged,
+        RangeTruncated,
+        Unrestricted,
+    )
 
     attrs = tree["privacy"].attrs
     name = attrs.get("decomposition", "weighted")

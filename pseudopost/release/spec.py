@@ -62,7 +62,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import lighter_spec as lighter
+from pseudopost.release import lighter_spec as lighter
 
 __all__ = [
     "FAMILIES",
@@ -257,7 +257,7 @@ class ReleaseSpec:
 
     def build_model(self):
         """The ready model named by ``model.family``."""
-        from .. import models
+        from pseudopost import models
 
         cls = getattr(models, FAMILIES[self.family])
         kwargs = {} if self.prior_scale is None else {"prior_scale": self.prior_scale}
@@ -265,11 +265,11 @@ class ReleaseSpec:
 
     def build_mechanism(self):
         """The :class:`~pseudopost.PseudoPosterior` described by ``[mechanism]``."""
-        from ..mechanism import PseudoPosterior
+        from pseudopost.mechanisms.pseudo_posterior.core import PseudoPosterior
 
         options = dict(self.mechanism_options)
         if "sensitive_range" in options:
-            from ..risk.ranges import MultiplicativeRange
+            from pseudopost.risk.ranges import MultiplicativeRange
 
             options["sensitive_range"] = MultiplicativeRange(*options["sensitive_range"])
         return PseudoPosterior(self.build_model(), sampler=self.sampler, **options)
@@ -405,7 +405,7 @@ def _mechanism_options(mech: dict[str, Any]) -> dict[str, Any]:
         raise _fail("mechanism.exclude_quantile", q, "a number in (0, 1]", "e.g. 0.95.")
     wanted = [k for k in OPTIONAL_MECHANISM_KEYS if k in mech]
     if wanted:
-        from ..mechanism import PseudoPosterior
+        from pseudopost.mechanisms.pseudo_posterior.core import PseudoPosterior
 
         accepted = inspect.signature(PseudoPosterior).parameters
         for key in wanted:
@@ -656,7 +656,7 @@ def resolve(spec: ReleaseSpec, frame: pd.DataFrame) -> ReleaseSpec:
 
 def _check_prism_coding(spec: ReleaseSpec, frame: pd.DataFrame) -> None:
     """PRISM's column coding (levels, bins) and structure checks, without any release."""
-    from ..releases.prism.discretize import fit_encoding
+    from pseudopost.mechanisms.prism.discretize import fit_encoding
 
     opts = spec.options
     bins = opts.get("bins", {})

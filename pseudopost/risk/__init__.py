@@ -1,7 +1,7 @@
 """Per-record risk, weights, sensitive ranges and range-inclusion probabilities."""
 
-from .inclusion import inclusion_lambda
-from .ranges import (
+from pseudopost.risk.inclusion import inclusion_lambda
+from pseudopost.risk.ranges import (
     AdditiveRange,
     ArrayRange,
     BracketRange,
@@ -9,9 +9,14 @@ from .ranges import (
     SensitiveRange,
     TailRange,
 )
-from .rarity import HistogramRarity, dp_quantile, release_histograms
-from .weight_maps import cap_weights, hinge_exp_weights, targeted_clip_share, targeted_weights
-from .weights import check_weight_knobs, normalise_risk, risk_weights
+from pseudopost.risk.rarity import HistogramRarity, dp_quantile, release_histograms
+from pseudopost.risk.weight_maps import (
+    cap_weights,
+    hinge_exp_weights,
+    targeted_clip_share,
+    targeted_weights,
+)
+from pseudopost.risk.weights import check_weight_knobs, normalise_risk, risk_weights
 
 __all__ = [
     "AdditiveRange",

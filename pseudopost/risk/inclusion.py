@@ -14,9 +14,9 @@ import numpy as np
 import pymc as pm
 import xarray as xr
 
-from .._rng import SeedLike, as_generator
-from .._validation import check_positive_int
-from ..models.predictive import predictive_draws
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import check_positive_int
+from pseudopost.models.predictive import predictive_draws
 
 __all__ = ["inclusion_lambda"]
 

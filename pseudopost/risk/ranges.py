@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_in_interval
+from pseudopost._validation import check_in_interval
 
 __all__ = [
     "AdditiveRange",

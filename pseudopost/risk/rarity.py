@@ -38,8 +38,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._rng import SeedLike
-from .._validation import (
+from pseudopost._rng import SeedLike
+from pseudopost._validation import (
     check_columns,
     check_finite_numeric,
     check_frame,
@@ -47,7 +47,7 @@ from .._validation import (
     check_positive_int,
     check_probability,
 )
-from ..privacy.noise import Backend, gaussian_noise, gaussian_sigma, laplace_noise
+from pseudopost.privacy.noise import Backend, gaussian_noise, gaussian_sigma, laplace_noise
 
 __all__ = [
     "HistogramRarity",

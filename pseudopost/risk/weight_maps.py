@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_positive, check_positive_int
-from ..privacy.noise import gaussian_sigma
+from pseudopost._validation import check_positive, check_positive_int
+from pseudopost.privacy.noise import gaussian_sigma
 
 __all__ = ["cap_weights", "hinge_exp_weights", "targeted_clip_share", "targeted_weights"]
 

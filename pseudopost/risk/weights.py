@@ -18,7 +18,7 @@ from typing import Literal
 
 import numpy as np
 
-from .._validation import check_positive
+from pseudopost._validation import check_positive
 
 __all__ = ["check_weight_knobs", "normalise_risk", "risk_weights"]
 

@@ -11,7 +11,7 @@ from pseudopost.evaluate.release_attacks import (
     linkage_attack,
     release_membership_inference,
 )
-from pseudopost.releases.entropy import EntropyHistogram
+from pseudopost.mechanisms.entropy.histogram import EntropyHistogram
 
 D_IN = np.repeat(np.arange(5), [20, 12, 8, 6, 4])  # 50 records, 5 categories
 D_OUT = D_IN[1:]  # the target (a record of category 0) removed: add/remove neighbours

@@ -26,6 +26,7 @@ from pseudopost.privacy import (
     reduce_abs,
     reduce_sum,
 )
+from pseudopost.privacy.accountant import sensitive_function
 from pseudopost.privacy.fused import BlockKernel, FusedFunction, block_kernel, record_function
 from pseudopost.privacy.kernels import glm
 from pseudopost.privacy.kernels.special import log_ndtr, log_normal_range
@@ -309,7 +310,7 @@ def test_fused_equals_generic_record_function(family, decomp, rng):
     alpha = rng.uniform(0, 1, len(df))
     loglik = record_function(model, base)
     assert isinstance(loglik, FusedFunction)
-    fused = decomposition.sensitive_function(model, base, loglik)
+    fused = sensitive_function(decomposition, model, base, loglik)
     generic = decomposition.generic_function(model, base, RecordFunction(base, model.observed))
     assert isinstance(fused, FusedFunction) and isinstance(generic, RecordFunction)
     draws = _draws(family, rng)
@@ -333,7 +334,7 @@ def test_count_truncation_and_user_models_use_the_generic_path(rng):
     df = _frame("poisson", rng)
     base = model.build(model.prepare(df))
     y = df["y"].to_numpy(float)
-    sens = RangeTruncated(y, y + 2).sensitive_function(model, base, record_function(model, base))
+    sens = sensitive_function(RangeTruncated(y, y + 2), model, base, record_function(model, base))
     assert isinstance(sens, RecordFunction)
     assert sens._compiled is None  # compiled lazily, on first use
 
@@ -358,7 +359,7 @@ def test_mechanism_uses_the_fused_accountant_and_equals_generic(sim_result, sim_
     x = sim_small["x"].to_numpy()
     decomps = (RangeTruncated(0.4 * x, 1.8 * x), RangeAveraged(alpha / 2), Censored(2.0))
     for decomp in decomps:
-        fused = decomp.sensitive_function(fitted.model, fitted.base, fitted.loglik)
+        fused = sensitive_function(decomp, fitted.model, fitted.base, fitted.loglik)
         gen = decomp.generic_function(fitted.model, fitted.base, generic)
         coef, extras = decomp.coefficient(alpha), decomp.extras(alpha)
         a = reduce_abs(fused, draws, coef, **extras)

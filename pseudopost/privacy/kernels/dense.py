@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
-from .glm import CENSOR, CONT, NEGBIN, POISSON, TRUNC
+from pseudopost.privacy.kernels.glm import CENSOR, CONT, NEGBIN, POISSON, TRUNC
 
 __all__ = ["BLOCK_CELLS", "abs_reduce", "values"]
 

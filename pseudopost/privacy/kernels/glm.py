@@ -41,7 +41,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .special import log_normal_range
+from pseudopost.privacy.kernels.special import log_normal_range
 
 __all__ = [
     "BLOCK",

@@ -1,0 +1,473 @@
+r"""REPS: risk-equalized private synthesis by a one-shot Gaussian release (Asiaee et al., Alg. 1).
+
+Algorithm 1, instantiation A (sections 5.1-5.3, appendix B):
+
+1. Stage 1, budget :math:`(\varepsilon_s, \delta_s)`: release noisy histograms of every feature
+   (:func:`pseudopost.risk.rarity.release_histograms`, L2 sensitivity :math:`\sqrt d`) and score
+   each record, :math:`\hat s_i = -\sum_j \log\max(\tilde p_{j,\mathrm{bin}}, p_{\min})`.
+2. Stage 1.5, no budget: weights :math:`w_i = g(\hat s_i)` (:mod:`pseudopost.risk.weight_maps`).
+3. Stage 2, budget :math:`(\varepsilon_t, \delta_t)`: release
+   :math:`\tilde f = f_w(D) + N(0, \sigma^2 I)`, :math:`f_w(D) = \frac1n\sum_i w_i\,
+   \mathrm{clip}(\phi(z_i), C)` (eq. 2) with :math:`\sigma` calibrated to the global
+   sensitivity :math:`C/n` (Proposition 1), and fit the class-conditional Gaussian naive Bayes
+   of appendix B.3 (:mod:`pseudopost.mechanisms.reps.gaussian_nb`).
+4. Sample :math:`m` records (post-processing).
+
+Privacy. Neighbouring relation: one record replaced by the null record :math:`\perp`,
+:math:`\phi(\perp) = 0`, :math:`n` public (section 3.1). Stage 1 is
+:math:`(\varepsilon_s,\delta_s)`-DP; for any fixed Stage-1 release, Stage 2 is
+:math:`(\varepsilon_t,\delta_t)`-DP because record :math:`i`'s influence is at most
+:math:`w_i C/n \le C/n` (Lemma 1), so the whole release is
+:math:`(\varepsilon_s+\varepsilon_t, \delta_s+\delta_t)`-DP (Theorem 1). Record :math:`i`'s
+per-instance bound is :math:`\varepsilon_s + \frac{w_i C}{n\sigma}\sqrt{2\ln(1.25/\delta_t)}`
+(Corollaries 1-2). Lemma 1 needs :math:`w_i` to depend only on record :math:`i` and DP
+releases: with ``threshold="dp"`` (default) the hinge threshold is a DP percentile of the
+scores (:func:`pseudopost.risk.rarity.dp_quantile`, pure :math:`\kappa\varepsilon_s`-DP, the
+histograms getting :math:`(1-\kappa)\varepsilon_s`, basic composition inside Stage 1);
+``threshold="empirical"`` takes the raw percentile of the training scores as the paper's
+experiments do, which the accounting does not cover. The accounting also takes the
+standardisation and categorical levels as public (pass ``scaling`` and ``categories``;
+otherwise they are read from the data, as in the paper).
+
+What is published: :attr:`REPS.release_` (noisy histograms, noisy statistics, fitted model,
+budgets) and samples. The per-record ``weights_``, ``scores_`` and ``per_instance_epsilon_`` are
+functions of the confidential data: diagnostics for the data holder, not for release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from pseudopost._rng import SeedLike, spawn_seeds
+from pseudopost._validation import (
+    check_columns,
+    check_frame,
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
+from pseudopost.mechanisms.reps.gaussian_nb import (
+    NaiveBayesParameters,
+    NaiveBayesSchema,
+    weighted_clipped_mean,
+)
+from pseudopost.privacy.noise import Backend, gaussian_noise
+from pseudopost.privacy.reps_accounting import (
+    BudgetSplit,
+    compose,
+    default_delta,
+    end_to_end_epsilon,
+    split_budget,
+    synthesis_sigma,
+    weighted_release_epsilon,
+)
+from pseudopost.privacy.statement import REPLACE_WITH_NULL, PrivacyStatement
+from pseudopost.risk.rarity import HistogramRarity, dp_quantile, release_histograms
+from pseudopost.risk.weight_maps import (
+    cap_weights,
+    hinge_exp_weights,
+    targeted_clip_share,
+    targeted_weights,
+)
+
+__all__ = [
+    "REPS",
+    "RepsRelease",
+    "release_weighted_statistics",
+    "split_feature_types",
+    "weighted_statistics",
+]
+
+WeightMap = Literal["hinge_exp", "cap", "targeted", "uniform"]
+
+
+@dataclass(frozen=True)
+class RepsRelease:
+    """Frozen record of one REPS release: everything measured, and nothing per record.
+
+    Attributes
+    ----------
+    schema
+        Columns, classes, levels and standardisation used to encode :math:`\\phi`.
+    rarity
+        The Stage-1 release (noisy histograms), or ``None`` when no scoring was run.
+    threshold
+        Hinge/targeting threshold :math:`t` on the rarity score (``nan`` if unused).
+    threshold_epsilon
+        Part of :math:`\varepsilon_s` spent on a DP threshold (0 if none).
+    weight_map, gamma, tau
+        The weight map and its parameters.
+    clip, n, sigma
+        Clip bound :math:`C`, public record count :math:`n` and Stage-2 noise :math:`\\sigma`.
+    noisy_statistics
+        :math:`\\tilde f`, shape ``(K, width)``: per label, noisy weighted count, categorical
+        counts, first and second moments (all divided by :math:`n`).
+    budget
+        The :class:`~pseudopost.privacy.reps_accounting.BudgetSplit`.
+    epsilon, delta
+        End-to-end guarantee from Theorem 1.
+    calibration, backend
+        Gaussian privacy map ("classic"/"analytic") and noise sampler.
+    model
+        Naive Bayes parameters fitted to ``noisy_statistics`` (post-processing).
+    """
+
+    schema: NaiveBayesSchema
+    rarity: HistogramRarity | None
+    threshold: float
+    threshold_epsilon: float
+    weight_map: str
+    gamma: float
+    tau: float
+    clip: float
+    n: int
+    sigma: float
+    noisy_statistics: np.ndarray
+    budget: BudgetSplit
+    epsilon: float
+    delta: float
+    calibration: str
+    backend: str
+    model: NaiveBayesParameters
+
+
+def weighted_statistics(frame, schema: NaiveBayesSchema, weights, clip: float) -> np.ndarray:
+    r""":math:`f_w(D) = \frac1n\sum_i w_i\,\mathrm{clip}(\phi(z_i), C)` (eq. 2), shape (K, width),
+    of a pandas frame, or of a Dask DataFrame / Parquet path chunked over records
+    (:func:`pseudopost.mechanisms.reps.dask.weighted_clipped_statistics`; weights then a Dask array
+    chunked like the partitions, a function of a partition, or None for all 1)."""
+    from pseudopost._io import is_dask_input
+
+    if is_dask_input(frame):
+        from pseudopost.mechanisms.reps.dask import weighted_clipped_statistics
+
+        return weighted_clipped_statistics(frame, schema, weights, clip)
+    u, y = schema.encode(frame)
+    w = np.ones(len(frame)) if weights is None else weights
+    return weighted_clipped_mean(u, y, w, clip, len(schema.classes))
+
+
+def release_weighted_statistics(
+    u: np.ndarray,
+    y: np.ndarray,
+    weights: np.ndarray,
+    *,
+    clip: float,
+    sigma: float,
+    n_classes: int,
+    seed: SeedLike = None,
+    backend: Backend = "numpy",
+) -> np.ndarray:
+    r"""Stage 2 (eq. 2): :math:`f_w(D) + N(0, \sigma^2 I)` for encoded records ``u``, labels ``y``.
+
+    Record :math:`i`'s influence is :math:`w_i\min(\|u_i\|, C)/n \le w_i C/n` (Lemma 1); with
+    ``sigma`` from :func:`pseudopost.privacy.reps_accounting.synthesis_sigma` the release is
+    :math:`(\varepsilon_t, \delta_t)`-DP under null-record replacement for any fixed weights.
+    """
+    stats = weighted_clipped_mean(u, y, weights, clip, n_classes)
+    return gaussian_noise(stats, sigma, seed, backend=backend)
+
+
+def split_feature_types(
+    frame: pd.DataFrame,
+    label: str,
+    features: Sequence[str] | None = None,
+    categorical: Sequence[str] | None = None,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(numeric, categorical) features: numeric dtypes unless listed in ``categorical``."""
+    check_columns(frame, [label], "frame")
+    feats = [c for c in frame.columns if c != label] if features is None else list(features)
+    check_columns(frame, feats, "frame")
+    if label in feats:
+        raise ValueError(f"The label column '{label}' cannot also be a feature.")
+    cat_set = set(check_columns(frame, categorical or [], "frame"))
+    is_num = [
+        c not in cat_set
+        and pd.api.types.is_numeric_dtype(frame[c])
+        and not pd.api.types.is_bool_dtype(frame[c])
+        for c in feats
+    ]
+    numeric = tuple(c for c, k in zip(feats, is_num, strict=True) if k)
+    return numeric, tuple(c for c, k in zip(feats, is_num, strict=True) if not k)
+
+
+class REPS:
+    r"""Risk-equalized private synthesis: DP rarity weights, then a weighted Gaussian NB release.
+
+    Parameters
+    ----------
+    epsilon
+        Total budget :math:`\varepsilon > 0` (Theorem 1: :math:`\varepsilon_s + \varepsilon_t`).
+    delta
+        Total :math:`\delta \in (0, 1)`; ``None`` means :math:`1/n^2` (section 7.4).
+    weight_map
+        ``"hinge_exp"`` (:math:`e^{-\gamma(\hat s - t)_+}`), ``"cap"``
+        (:math:`\min(1, \tau/(\hat s + \tau))`), ``"targeted"`` (Proposition 1 with
+        :math:`\mathcal H = \{\hat s > t\}` capped at ``epsilon_out``) or ``"uniform"``
+        (all weights 1; no scoring is run, the scoring share stays unspent).
+    gamma
+        Hinge-exp sharpness.
+    tau
+        Cap-map scale; ``None`` uses the threshold :math:`t`.
+    percentile
+        Threshold :math:`t` as a percentile of the rarity scores (paper: 90).
+    threshold
+        ``"dp"`` (a DP percentile of the scores, see ``quantile_share``), ``"empirical"`` (raw
+        percentile of the training scores, as in the paper; not covered by Lemma 1) or a
+        public number.
+    quantile_share
+        Share :math:`\kappa` of the scoring epsilon spent on the DP threshold (default 0.5).
+    epsilon_out
+        Per-instance cap for the high-risk set under ``weight_map="targeted"``.
+    clip
+        :math:`C`; ``None`` uses :math:`\max\|\phi\| = \sqrt{1 + q + 2p}` so clipping never binds.
+    scoring_share
+        Share of epsilon for Stage 1 (paper: 0.1); delta is halved between the stages. 0 with
+        ``weight_map="uniform"`` is the paper's "DP uniform (no scoring)".
+    bins, p_min
+        Stage-1 histogram bins per numeric column and probability floor.
+    calibration
+        Gaussian privacy map: ``"classic"`` (paper) or ``"analytic"``.
+    scaling, categories
+        Public ``{col: (centre, scale)}`` and ``{col: levels}`` (see module notes).
+    noise_backend
+        ``"numpy"`` (seeded) or ``"opendp"`` (floating-point safe, not reproducible).
+    seed
+        Seed of every random step of ``fit`` (and the default for ``sample``).
+
+    Attributes
+    ----------
+    release_ : RepsRelease
+        The published record.
+    epsilon_, delta_ : float
+        Global guarantee (Theorem 1).
+    per_instance_epsilon_ : ndarray
+        End-to-end bound per training record (Corollary 1 + 2); confidential diagnostic.
+    per_instance_epsilon_synthesis_ : ndarray
+        Stage-2 part :math:`\varepsilon_{i,t}` (Corollary 2).
+    weights_, scores_ : ndarray
+        :math:`w_i` and :math:`\hat s_i` (scores ``None`` without scoring).
+
+    Examples
+    --------
+    >>> from pseudopost.mechanisms.reps.data import simulate_outliers
+    >>> task = simulate_outliers(600, seed=1)
+    >>> reps = REPS(epsilon=4.0, seed=0).fit(task.frame, label="y")
+    >>> reps.sample(5).shape
+    (5, 10)
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float | None = None,
+        *,
+        weight_map: WeightMap = "hinge_exp",
+        gamma: float = 4.0,
+        tau: float | None = None,
+        percentile: float = 90.0,
+        threshold: Literal["dp", "empirical"] | float = "dp",
+        quantile_share: float = 0.5,
+        epsilon_out: float | None = None,
+        clip: float | None = None,
+        scoring_share: float = 0.1,
+        bins: int = 16,
+        p_min: float = 1e-4,
+        calibration: Literal["classic", "analytic"] = "classic",
+        scaling: Mapping[str, tuple[float, float]] | None = None,
+        categories: Mapping[str, Sequence] | None = None,
+        noise_backend: Backend = "numpy",
+        seed: SeedLike = None,
+    ) -> None:
+        self.epsilon = check_positive(epsilon, "epsilon")
+        self.delta = None if delta is None else check_probability(delta, "delta")
+        if weight_map not in ("hinge_exp", "cap", "targeted", "uniform"):
+            raise ValueError(
+                "The 'weight_map' parameter must be one of 'hinge_exp', 'cap', 'targeted', "
+                f"'uniform'. Got {weight_map!r}."
+            )
+        self.weight_map = weight_map
+        self.gamma = check_positive(gamma, "gamma", strict=False)
+        self.tau = None if tau is None else check_positive(tau, "tau")
+        self.percentile = check_in_interval(percentile, "percentile", 0.0, 100.0, closed="neither")
+        if not (threshold in ("dp", "empirical") or isinstance(threshold, (int, float))):
+            raise ValueError(
+                "The 'threshold' parameter must be 'dp', 'empirical' or a number. "
+                f"Got {threshold!r}."
+            )
+        self.threshold = threshold
+        self.quantile_share = check_in_interval(
+            quantile_share, "quantile_share", 0.0, 1.0, closed="neither"
+        )
+        if weight_map == "targeted" and epsilon_out is None:
+            raise ValueError("weight_map='targeted' needs 'epsilon_out' (the high-risk cap).")
+        self.epsilon_out = (
+            None if epsilon_out is None else check_positive(epsilon_out, "epsilon_out")
+        )
+        self.clip = None if clip is None else check_positive(clip, "clip")
+        self.scoring_share = check_in_interval(scoring_share, "scoring_share", 0.0, 1.0,
+                                               closed="left")  # fmt: skip
+        if weight_map != "uniform" and self.scoring_share == 0.0:
+            raise ValueError(
+                f"weight_map={weight_map!r} needs Stage-1 scores: 'scoring_share' must be > 0."
+            )
+        self.bins = check_positive_int(bins, "bins", minimum=2)
+        self.p_min = check_probability(p_min, "p_min")
+        if calibration not in ("classic", "analytic"):
+            raise ValueError(
+                f"The 'calibration' parameter must be 'classic' or 'analytic'. Got {calibration!r}."
+            )
+        self.calibration = calibration
+        self.scaling = scaling
+        self.categories = categories
+        if noise_backend not in ("numpy", "opendp"):
+            raise ValueError(
+                f"The 'noise_backend' parameter must be 'numpy' or 'opendp'. Got {noise_backend!r}."
+            )
+        self.noise_backend = noise_backend
+        self.seed = seed
+
+    # ------------------------------------------------------------------ fit
+    def fit(
+        self,
+        frame: pd.DataFrame,
+        label: str,
+        *,
+        features: Sequence[str] | None = None,
+        categorical: Sequence[str] | None = None,
+    ) -> REPS:
+        """Run Algorithm 1 on ``frame`` (not modified); ``label`` is the class column.
+
+        ``features`` defaults to every other column; numeric dtypes are continuous unless named
+        in ``categorical``.
+        """
+        check_frame(frame, "frame")
+        numeric, cats = split_feature_types(frame, label, features, categorical)
+        schema = NaiveBayesSchema.from_frame(
+            frame, label, numeric, cats, scaling=self.scaling, categories=self.categories
+        )
+        n = len(frame)
+        u, y = schema.encode(frame)  # validates finiteness and labels before any noise
+        budget = split_budget(
+            self.epsilon, self.delta if self.delta is not None else default_delta(n),
+            self.scoring_share,
+        )  # fmt: skip
+        clip = self.clip if self.clip is not None else schema.max_norm
+        sigma = synthesis_sigma(n, clip, budget.epsilon_t, budget.delta_t, self.calibration)
+        s_rarity, s_quant, s_adjust, s_noise, self._sample_seed = spawn_seeds(self.seed, 5)
+
+        # Stage 1: DP rarity scores (section 5.1)
+        rarity, scores, t, eps_q = None, None, float("nan"), 0.0
+        if self.weight_map != "uniform":
+            eps_q = self.quantile_share * budget.epsilon_s if self.threshold == "dp" else 0.0
+            rarity = release_histograms(
+                frame, numeric=numeric, categorical=cats, epsilon=budget.epsilon_s - eps_q,
+                delta=budget.delta_s, bins=self.bins, scaling=dict(zip(numeric, zip(
+                    schema.centre, schema.scale, strict=True), strict=True)),
+                categories=dict(zip(cats, schema.levels, strict=True)), p_min=self.p_min,
+                seed=s_rarity, backend=self.noise_backend,
+            )  # fmt: skip
+            scores = rarity.score(frame)
+            t = self._threshold(rarity, scores, eps_q, s_quant)
+
+        # Stage 1.5: weights (section 5.2)
+        weights = self._weights(scores, t, clip, n, sigma, budget)
+        weights = self._adjust_weights(weights, scores, t, s_adjust)
+
+        # Stage 2: weighted clipped statistics plus Gaussian noise (eq. 2)
+        noisy = release_weighted_statistics(
+            u, y, weights, clip=clip, sigma=sigma, n_classes=len(schema.classes),
+            seed=s_noise, backend=self.noise_backend,
+        )  # fmt: skip
+        model = NaiveBayesParameters.from_statistics(noisy, schema)
+
+        # Accounting: Theorem 1, Corollaries 1-2
+        eps, delta = compose(budget.epsilon_s, budget.delta_s, budget.epsilon_t, budget.delta_t)
+        eps_t_i = weighted_release_epsilon(
+            weights, clip=clip, n=n, sigma=sigma, delta=budget.delta_t, method=self.calibration
+        )
+        self.release_ = RepsRelease(
+            schema, rarity, t, eps_q, self.weight_map, self.gamma,
+            self._tau(t) if self.weight_map == "cap" else float("nan"),
+            clip, n, sigma, noisy, budget, eps, delta, self.calibration, self.noise_backend, model,
+        )  # fmt: skip
+        self.epsilon_, self.delta_ = eps, delta
+        self.weights_, self.scores_ = weights, scores
+        self.per_instance_epsilon_synthesis_ = eps_t_i
+        self.per_instance_epsilon_ = end_to_end_epsilon(budget.epsilon_s, eps_t_i)
+        return self
+
+    def _threshold(
+        self, rarity: HistogramRarity, scores: np.ndarray, epsilon: float, seed: int
+    ) -> float:
+        if self.threshold == "dp":
+            return dp_quantile(
+                scores, self.percentile / 100.0, epsilon=epsilon, lower=0.0,
+                upper=rarity.max_score, seed=seed, backend=self.noise_backend,
+            )  # fmt: skip
+        if self.threshold == "empirical":
+            return float(np.percentile(scores, self.percentile))
+        return float(self.threshold)
+
+    def _tau(self, t: float) -> float:
+        return self.tau if self.tau is not None else max(t, 1e-12)
+
+    def _weights(
+        self,
+        scores: np.ndarray | None,
+        t: float,
+        clip: float,
+        n: int,
+        sigma: float,
+        budget: BudgetSplit,
+    ) -> np.ndarray:
+        if self.weight_map == "uniform":
+            return np.ones(n)
+        if self.weight_map == "hinge_exp":
+            return hinge_exp_weights(scores, self.gamma, t)
+        if self.weight_map == "cap":
+            return cap_weights(scores, self._tau(t))
+        tau_out = targeted_clip_share(self.epsilon_out, n=n, sigma=sigma, delta=budget.delta_t)
+        return targeted_weights(scores > t, min(tau_out, clip), clip)
+
+    def _adjust_weights(
+        self, weights: np.ndarray, scores: np.ndarray | None, threshold: float, seed: int
+    ) -> np.ndarray:
+        """Hook for the ablations of section 7.3 (identity for REPS itself)."""
+        return weights
+
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """The release's guarantee: global :math:`(\\varepsilon_s + \\varepsilon_t, \\delta_s +
+        \\delta_t)`-DP (Theorem 1) under replacement of one record by the null record, for the
+        whole release (every sample is post-processing)."""
+        if not hasattr(self, "release_"):
+            raise RuntimeError("This REPS instance is not fitted yet; call fit() first.")
+        return PrivacyStatement(
+            mechanism="reps",
+            epsilon=self.epsilon_,
+            delta=self.delta_,
+            neighbouring=REPLACE_WITH_NULL,
+            scope="global",
+            unit="release",
+            assumptions=(
+                "n is public",
+                "feature scaling and categorical levels are public (given, or read from the "
+                "data and declared public)",
+            ),
+            source="REPS (Asiaee et al.), Theorem 1 and Corollary 2",
+        )
+
+    # ------------------------------------------------------------------ sample
+    def sample(self, m: int, seed: SeedLike = None) -> pd.DataFrame:
+        """Draw ``m`` synthetic records from the released model (post-processing)."""
+        if not hasattr(self, "release_"):
+            raise RuntimeError("This REPS instance is not fitted yet; call fit() first.")
+        m = check_positive_int(m, "m")
+        return self.release_.model.sample(m, self._sample_seed if seed is None else seed)
