@@ -38,10 +38,16 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
-__all__ = ["Prepared", "SynthModel", "synthesis_stream"]
+__all__ = ["Prepared", "SynthModel", "log_diff", "synthesis_stream"]
 
 #: streams per synthetic dataset: column j of dataset d uses stream ``d * STREAMS_PER_DATASET + j``
 STREAMS_PER_DATASET = 2**16
+
+
+def log_diff(a: pt.TensorVariable, b: pt.TensorVariable) -> pt.TensorVariable:
+    r""":math:`\log(e^a - e^b)` for :math:`a \ge b` (``logdiffexp``), and :math:`-\infty` when
+    both are :math:`-\infty` (an empty or underflowed range; ``logdiffexp`` gives NaN there)."""
+    return pt.switch(pt.eq(a, -np.inf), -np.inf, pm.math.logdiffexp(a, b))
 
 
 def synthesis_stream(dataset: int, column: int) -> int:
@@ -124,11 +130,23 @@ class SynthModel(ABC):
         neither tail cancels to :math:`-\infty`. Discrete outcomes use :math:`a - 1` for the
         lower endpoint (both endpoints count).
         """
+        from pseudopost.models.weighting import rv_logprob
+
         rv = model[self.observed[0]]
         lo = lower - 1.0 if self.discrete else lower
-        log_lo = pm.logcdf(rv, lo)
-        left = pm.math.logdiffexp(pm.logcdf(rv, upper), log_lo)
-        right = pm.math.logdiffexp(self.log_survival(rv, lo), self.log_survival(rv, upper))
+        log_lo = rv_logprob(model, rv, lo, "logcdf")
+        left = log_diff(rv_logprob(model, rv, upper, "logcdf"), log_lo)
+        if type(self).log_survival is SynthModel.log_survival:
+
+            def survival(v):  # PyMC's logccdf, on the model; where PyMC derives it as
+                # log1mexp(logcdf) and the log-CDF rounds above 0 it is NaN: the survival is 0
+                s = rv_logprob(model, rv, v, "logccdf")
+                c = pt.minimum(rv_logprob(model, rv, v, "logcdf"), 0.0)
+                return pt.switch(pt.isnan(s), pt.log1mexp(c), s)
+
+        else:  # a model's stabler closed form
+            survival = lambda v: self.log_survival(rv, v)  # noqa: E731
+        right = log_diff(survival(lo), survival(upper))
         return pt.switch(pt.gt(log_lo, np.log(0.5)), right, left)
 
     def simulate(
@@ -200,5 +218,6 @@ class SynthModel(ABC):
         raise NotImplementedError(f"{type(self).__name__} does not synthesize by inversion.")
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
-        r""":math:`\log P_\theta(X > x)`; PyMC's ``logccdf`` unless a model has a stabler form."""
+        r""":math:`\log P_\theta(X > x)`; PyMC's ``logccdf`` unless a model has a stabler form
+        (:meth:`log_prob_range_graph` derives the default on the model's own variables)."""
         return pm.logccdf(rv, value)

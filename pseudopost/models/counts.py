@@ -52,7 +52,16 @@ class _CountGLM(GLM):
         u: np.ndarray,
     ) -> np.ndarray:
         u = self.check_uniforms(u)
-        mu = np.exp(self.eta(params, predictors, len(u)))
+        eta = self.eta(params, predictors, len(u))
+        with np.errstate(over="ignore"):
+            mu = np.exp(eta)
+        if not np.all(np.isfinite(mu)):  # SciPy's nbinom.ppf never returns at p = 0 (mu = inf)
+            i = int(np.flatnonzero(~np.isfinite(mu))[0])
+            raise ValueError(
+                f"The mean of '{self.outcome}' is not finite for record {i} under this posterior "
+                f"draw (log mean {eta[i]!r}): no count can be drawn. Put its predictors on a "
+                f"scale where exp(eta) stays finite (e.g. transforms={{column: 'log1p'}})."
+            )
         return self.quantile(u[:, 0], mu, params)
 
 

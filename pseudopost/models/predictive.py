@@ -31,12 +31,16 @@ def predictive_draws(
     observed: Sequence[str],
     draws: np.ndarray,
     seed: int,
+    fresh: Sequence[str] = (),
 ) -> dict[str, np.ndarray]:
     """``x* ~ p(x | theta_m)`` for each flat draw index m in ``draws`` (chain-major order).
 
-    Returns one array per observed variable with a leading axis over ``draws``.
+    ``observed`` names the variables to return (observed ones are always drawn afresh);
+    ``fresh`` names free variables that are drawn afresh given the others instead of being
+    taken from the posterior (a masked outcome's imputed values). Returns one array per name
+    in ``observed`` with a leading axis over ``draws``.
     """
-    free = [rv.name for rv in base.free_RVs]
+    free = [rv.name for rv in base.free_RVs if rv.name not in set(fresh)]
     flat = posterior[free].stack(sample=("chain", "draw")).isel(sample=np.asarray(draws))
     flat = flat.drop_vars(["sample", "chain", "draw"]).rename({"sample": "draw"})
     flat = flat.assign_coords(draw=np.arange(len(draws))).expand_dims(chain=[0])

@@ -19,11 +19,13 @@ sequential model): its single weight multiplies the sum of their log-likelihoods
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.model.fgraph import clone_model
+from pytensor.graph.replace import graph_replace
 
 __all__ = [
     "CENSOR_NAME",
@@ -31,6 +33,7 @@ __all__ = [
     "n_records",
     "observed_names",
     "record_logp",
+    "rv_logprob",
     "value_of",
     "weighted_model",
 ]
@@ -77,14 +80,40 @@ def n_records(model: pm.Model, observed: Sequence[str]) -> int:
     return next(iter(lengths.values()))
 
 
+def rv_logprob(
+    model: pm.Model,
+    rv: pt.TensorVariable,
+    value: pt.TensorVariable,
+    kind: Literal["logp", "logcdf", "logccdf"] = "logp",
+) -> pt.TensorVariable:
+    r"""Elementwise :math:`\log p`, :math:`\log F` or :math:`\log S` of the model's variable
+    ``rv`` at ``value``, as a graph in terms of the model's random variables.
+
+    ``pm.logp(rv, value)`` derives the density of a *symbolic* random variable (``pm.Censored``,
+    ``pm.Truncated``, ``pm.Mixture``, ...) on a clone of its whole graph, so the parameters it
+    depends on come back as "lifted" copies that match no variable of the model (PyMC warns
+    "RandomVariables ... were found in the derived graph") and no later replacement (posterior
+    draws, the weighted model's values) reaches them. Here every other random variable of the
+    model is first replaced by a plain stand-in, the density is derived, and the stand-ins are
+    put back: the graph then depends on the model's own variables, whatever the distribution.
+    """
+    others = [v for v in model.basic_RVs if v is not rv]
+    stand = {v: v.type() for v in others}
+    local = graph_replace(rv, stand, strict=False) if stand else rv
+    fn = {"logp": pm.logp, "logcdf": pm.logcdf, "logccdf": pm.logccdf}[kind]
+    out = fn(local, value)
+    return graph_replace(out, {s: v for v, s in stand.items()}, strict=False) if stand else out
+
+
 def record_logp(model: pm.Model, observed: Sequence[str]) -> pt.TensorVariable:
     """Per-record log-likelihood graph: the sum over ``observed`` of each variable's
-    elementwise log density, trailing (non-record) axes summed. Shape ``(n,)``, in terms of the
-    model's random variables."""
+    elementwise log density (:func:`rv_logprob`, so symbolic distributions such as
+    ``pm.Censored`` work too), trailing (non-record) axes summed. Shape ``(n,)``, in terms of
+    the model's random variables."""
     terms = []
     for name in observed:
         rv = model[name]
-        lp = pm.logp(rv, model.rvs_to_values[rv])
+        lp = rv_logprob(model, rv, model.rvs_to_values[rv])
         if lp.ndim > 1:
             lp = lp.sum(axis=tuple(range(1, lp.ndim)))
         terms.append(lp)

@@ -1,9 +1,10 @@
-r"""Empirical privacy audit: a statistically valid lower bound on epsilon from observed outputs.
+r"""Empirical privacy audits: a statistically valid lower bound on epsilon from observed outputs,
+and an exact check of the local bound of the pseudo posterior.
 
-Run a mechanism many times on a dataset D and on a neighbour D', reduce each output to a real
-score, and test the events :math:`S_t = \{\text{score} > t\}` and :math:`\{\text{score} \le t\}`.
-For any :math:`(\varepsilon, \delta)`-DP mechanism and every event S,
-:math:`P_D(S) \le e^\varepsilon P_{D'}(S) + \delta`, hence
+**Lower bound.** Run a mechanism many times on a dataset D and on a neighbour D', reduce each
+output to a real score, and test the events :math:`S_t = \{\text{score} > t\}` and
+:math:`\{\text{score} \le t\}`. For any :math:`(\varepsilon, \delta)`-DP mechanism and every
+event S, :math:`P_D(S) \le e^\varepsilon P_{D'}(S) + \delta`, hence
 
 .. math:: \varepsilon \ge \ln\frac{\underline{p} - \delta}{\overline{q}}
 
@@ -12,18 +13,53 @@ with :math:`\underline{p}` a lower Clopper-Pearson bound on :math:`P_D(S)` and
 2021). Both directions (D, D') and (D', D) are tested. The confidence is split over all events
 tried (Bonferroni), so the returned bound holds with probability at least ``confidence``: a
 correct mechanism fails ``epsilon_lower <= claimed`` at most ``1 - confidence`` of the time.
+:func:`audit_epsilon` runs a release on both databases and compares the bound with a claim.
+
+**The pseudo posterior, without MCMC.** :class:`ConjugateNormal` is the model
+:math:`x_i \sim N(\mu, \sigma^2)` (σ known), :math:`\mu \sim N(m_0, s_0^2)`, whose
+:math:`\alpha`-weighted pseudo posterior (Savitsky, Williams & Hu 2022; range-restricted paper
+eq. 1) stays conjugate,
+
+.. math:: \xi^\alpha(\mu \mid x) = N\Big(\frac{m_0/s_0^2 + \sum_i \alpha_i x_i/\sigma^2}
+          {1/s_0^2 + \sum_i \alpha_i/\sigma^2},\ \frac{1}{1/s_0^2 + \sum_i\alpha_i/\sigma^2}\Big),
+
+so its draws are exact; the censored pseudo posterior (Hu, Williams & Savitsky 2025),
+:math:`\tilde\xi(\mu\mid x) \propto \xi(\mu)\prod_i \exp\{\mathrm{clip}(\alpha_i f_\mu(x_i),
+-B, B)\}`, is drawn exactly by rejection from the prior (its density ratio to the prior is
+bounded). A release is one posterior draw and a synthetic dataset drawn under it.
+
+**Local epsilon.** :func:`audit_local_epsilon` checks Theorem 3 of Savitsky, Williams & Hu
+(2022) on the realized draws: for the database x and each neighbour :math:`x_{-j}` (record j
+removed), the exact log density ratio :math:`|\log\xi^\alpha(\mu_m\mid x) -
+\log\xi^\alpha(\mu_m\mid x_{-j})|` at every draw :math:`\mu_m` of :math:`\xi^\alpha(\cdot\mid x)`
+must not exceed :math:`\varepsilon_x = 2\max_i\Delta_i` computed by the accountant on the same
+draws. (The ratio of two normals of different variances is unbounded in the far tails; the
+local guarantee is about the region the posterior's draws cover, which is where
+:math:`\Delta_i` is measured.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
-from pseudopost._validation import check_in_interval
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import check_in_interval, check_positive, check_positive_int
 
-__all__ = ["AuditResult", "clopper_pearson", "epsilon_lower_bound"]
+__all__ = [
+    "AuditResult",
+    "ConjugateNormal",
+    "EpsilonAudit",
+    "LocalAudit",
+    "audit_epsilon",
+    "audit_local_epsilon",
+    "clopper_pearson",
+    "epsilon_lower_bound",
+    "outlier_score",
+]
 
 
 @dataclass(frozen=True)
@@ -93,3 +129,219 @@ def epsilon_lower_bound(
                         eps, float(t), f"{name} {side}", (kx, ky), (x.size, y.size), confidence
                     )
     return best
+
+
+# -- auditing a release against its claim ------------------------------------------------------
+@dataclass(frozen=True)
+class EpsilonAudit:
+    """Outcome of :func:`audit_epsilon`: the lower bound, the claim, and whether the claim is
+    refuted (``violated``: the lower bound, valid with probability ``confidence``, exceeds it)."""
+
+    lower: AuditResult
+    claimed: float
+
+    @property
+    def violated(self) -> bool:
+        return self.lower.epsilon_lower > self.claimed
+
+    @property
+    def epsilon_lower(self) -> float:
+        return self.lower.epsilon_lower
+
+
+def audit_epsilon(
+    release: Callable[[np.ndarray, int, np.random.Generator], np.ndarray],
+    data: np.ndarray,
+    neighbour: np.ndarray,
+    score: Callable[[np.ndarray], np.ndarray],
+    claimed: float,
+    *,
+    runs: int,
+    delta: float = 0.0,
+    confidence: float = 0.95,
+    seed: SeedLike = None,
+) -> EpsilonAudit:
+    """Run ``release`` ``runs`` times on ``data`` and on ``neighbour`` (one record added or
+    removed), score each output, and bound epsilon from below (:func:`epsilon_lower_bound`).
+
+    ``release(data, runs, rng)`` returns ``runs`` independent outputs (leading axis);
+    ``score(outputs)`` one real number per output. The claim is refuted, with confidence
+    ``confidence``, when the lower bound exceeds ``claimed``.
+    """
+    runs = check_positive_int(runs, "runs", minimum=10)
+    claimed = check_positive(claimed, "claimed", strict=False)
+    rng = as_generator(seed)
+    scores = []
+    for d in (data, neighbour):
+        s = np.asarray(score(release(np.asarray(d, dtype=float), runs, rng)), dtype=float)
+        if s.shape != (runs,):
+            raise ValueError(f"'score' must return one value per run ({runs},); got {s.shape}.")
+        scores.append(s)
+    lower = epsilon_lower_bound(*scores, delta=delta, confidence=confidence)
+    return EpsilonAudit(lower, float(claimed))
+
+
+def outlier_score(value: float) -> Callable[[np.ndarray], np.ndarray]:
+    r"""Score of a synthetic dataset: :math:`-|\bar x^* - v|`, closeness of its mean to the
+    audited record's value v (large when the release looks like it saw the record)."""
+    v = float(value)
+
+    def score(synthetic: np.ndarray) -> np.ndarray:
+        return -np.abs(np.asarray(synthetic, dtype=float).mean(axis=1) - v)
+
+    return score
+
+
+# -- the conjugate model ------------------------------------------------------------------------
+_HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
+
+
+@dataclass(frozen=True)
+class ConjugateNormal:
+    r""":math:`x_i \sim N(\mu, \sigma^2)` with σ known and :math:`\mu \sim N(m_0, s_0^2)`; exact
+    draws of the weighted and of the censored pseudo posterior (module docstring)."""
+
+    sigma: float
+    prior_mean: float = 0.0
+    prior_sd: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_positive(self.sigma, "sigma")
+        check_positive(self.prior_sd, "prior_sd")
+        if not np.isfinite(self.prior_mean):
+            raise ValueError(f"'prior_mean' must be finite; got {self.prior_mean!r}.")
+
+    def _check(self, x, alpha) -> tuple[np.ndarray, np.ndarray]:
+        x = np.asarray(x, dtype=float)
+        if x.ndim != 1 or not np.all(np.isfinite(x)):
+            raise ValueError(f"'x' must be a finite 1-d array; got shape {x.shape}.")
+        a = np.ones_like(x) if alpha is None else np.asarray(alpha, dtype=float)
+        if a.shape != x.shape or np.any(~np.isfinite(a)) or np.any(a < 0):
+            raise ValueError(
+                f"'alpha' must be {x.size} finite non-negative weights; got shape {a.shape}."
+            )
+        return x, a
+
+    def loglik(self, x: np.ndarray, mu: np.ndarray) -> np.ndarray:
+        r""":math:`f_{\mu_m}(x_i) = \log N(x_i \mid \mu_m, \sigma^2)`, shape (draws, records)."""
+        z = (np.asarray(x, float)[None, :] - np.asarray(mu, float).reshape(-1, 1)) / self.sigma
+        return -0.5 * z * z - np.log(self.sigma) - _HALF_LOG_2PI
+
+    def posterior(self, x: np.ndarray, alpha: np.ndarray | None = None) -> tuple[float, float]:
+        """Mean and sd of the alpha-weighted pseudo posterior (closed form, module docstring)."""
+        x, a = self._check(x, alpha)
+        precision = 1.0 / self.prior_sd**2 + a.sum() / self.sigma**2
+        mean = (self.prior_mean / self.prior_sd**2 + (a * x).sum() / self.sigma**2) / precision
+        return float(mean), float(precision**-0.5)
+
+    def log_density(self, mu: np.ndarray, x: np.ndarray, alpha: np.ndarray | None = None):
+        r"""Exact :math:`\log\xi^\alpha(\mu\mid x)` at ``mu``."""
+        mean, sd = self.posterior(x, alpha)
+        return stats.norm.logpdf(np.asarray(mu, float), mean, sd)
+
+    def sample(
+        self,
+        x: np.ndarray,
+        alpha: np.ndarray | None,
+        size: int,
+        rng: np.random.Generator,
+        *,
+        bound: float | None = None,
+    ) -> np.ndarray:
+        r"""``size`` exact draws of the weighted posterior, or with ``bound`` B of the censored
+        one: proposals from the prior accepted with probability
+        :math:`\exp\{\sum_i \mathrm{clip}(\alpha_i f_\mu(x_i), -B, B) - U\}`, where
+        :math:`U = \sum_i \min(B, \max(\alpha_i \max_\mu f_\mu(x_i), -B))` bounds the sum."""
+        x, a = self._check(x, alpha)
+        size = check_positive_int(size, "size")
+        if bound is None:
+            mean, sd = self.posterior(x, a)
+            return rng.normal(mean, sd, size)
+        B = check_positive(bound, "bound")
+        top = -np.log(self.sigma) - _HALF_LOG_2PI  # max over mu of f_mu(x_i)
+        envelope = float(np.sum(np.minimum(B, np.maximum(a * top, -B))))
+        out, tried = [], 0
+        while sum(len(o) for o in out) < size:
+            if tried > 1000 * size + 10**6:
+                raise RuntimeError("Rejection sampling accepts too rarely for this database.")
+            k = max(1000, 4 * size)
+            mu = rng.normal(self.prior_mean, self.prior_sd, k)
+            log_accept = np.clip(a * self.loglik(x, mu), -B, B).sum(axis=1) - envelope
+            out.append(mu[np.log(rng.uniform(size=k)) < log_accept])
+            tried += k
+        return np.concatenate(out)[:size]
+
+    def synthesize(self, mu: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+        r"""One synthetic dataset of n records per draw: :math:`x^*_{mj} \sim N(\mu_m,\sigma^2)`."""
+        mu = np.asarray(mu, dtype=float).reshape(-1, 1)
+        return mu + self.sigma * rng.standard_normal((mu.shape[0], check_positive_int(n, "n")))
+
+    def release(
+        self,
+        alpha: np.ndarray | Callable[[np.ndarray], np.ndarray] | None = None,
+        *,
+        bound: float | None = None,
+        n_synthetic: int = 20,
+    ) -> Callable[[np.ndarray, int, np.random.Generator], np.ndarray]:
+        """The mechanism as :func:`audit_epsilon` runs it: ``release(x, runs, rng)`` gives
+        ``runs`` synthetic datasets, each under its own exact posterior draw. ``alpha``: fixed
+        weights per database (a function of x, or None for alpha = 1)."""
+
+        def run(x: np.ndarray, runs: int, rng: np.random.Generator) -> np.ndarray:
+            a = alpha(x) if callable(alpha) else alpha
+            return self.synthesize(self.sample(x, a, runs, rng, bound=bound), n_synthetic, rng)
+
+        return run
+
+    def pymc_model(self, x: np.ndarray):
+        """The same model in PyMC (free variable ``mu``), for the package's accountant."""
+        import pymc as pm
+
+        x, _ = self._check(x, None)
+        with pm.Model() as model:
+            mu = pm.Normal("mu", self.prior_mean, self.prior_sd)
+            pm.Normal("x", mu, self.sigma, observed=x)
+        return model
+
+
+# -- the local bound -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LocalAudit:
+    r"""Outcome of :func:`audit_local_epsilon`: ``per_record[j]`` = :math:`\max_m |\log
+    \xi^\alpha(\mu_m\mid x) - \log\xi^\alpha(\mu_m\mid x_{-j})|`, their maximum, the claimed
+    :math:`\varepsilon_x`, and whether any ratio exceeds it."""
+
+    per_record: np.ndarray
+    epsilon: float
+
+    @property
+    def max_log_ratio(self) -> float:
+        return float(self.per_record.max())
+
+    @property
+    def violated(self) -> bool:
+        return self.max_log_ratio > self.epsilon
+
+
+def audit_local_epsilon(
+    model: ConjugateNormal,
+    x: np.ndarray,
+    alpha: np.ndarray | None,
+    draws: np.ndarray,
+    epsilon: float,
+) -> LocalAudit:
+    r"""The exact log density ratio between the weighted posterior of ``x`` and of each
+    remove-one neighbour, at ``draws`` (module docstring), against the claimed ``epsilon``.
+
+    ``alpha`` are the weights of the posterior that was actually sampled (the neighbour keeps the
+    other records' weights: add/remove neighbours, weights fixed); ``draws`` its draws.
+    """
+    x, a = model._check(x, alpha)
+    epsilon = check_positive(epsilon, "epsilon", strict=False)
+    mu = np.asarray(draws, dtype=float).ravel()
+    here = model.log_density(mu, x, a)
+    per_record = np.empty(x.size)
+    for j in range(x.size):
+        keep = np.arange(x.size) != j
+        per_record[j] = np.max(np.abs(here - model.log_density(mu, x[keep], a[keep])))
+    return LocalAudit(per_record, float(epsilon))

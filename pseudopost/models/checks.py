@@ -1,0 +1,688 @@
+r"""The contract every synthesizing model passes, checked like scikit-learn's ``check_estimator``.
+
+:func:`check_model` runs one model (a ready model on a DataFrame, or any ``pm.Model``) through
+the whole pseudo posterior mechanism on small data and tiny draws (or, faster, on random points
+of its parameter space) and checks each promise against something that can fail:
+
+================  =================================================================================
+check             what is compared
+================  =================================================================================
+validation        the model wraps and its data validate (a clear error otherwise, before compiling)
+weighting         the weighted model's log density at random points equals
+                  :math:`\log\xi(\theta) + \sum_i \alpha_i \log p(x_i\mid\theta)` (eq. 1 of the
+                  range-restricted paper), and with censoring
+                  :math:`\log\xi(\theta) + \sum_i \mathrm{clip}(\alpha_i \log p(x_i\mid\theta), -B, B)`,
+                  the reference log densities from PyMC's own ``model.logp(sum=False)``
+loglik            the mechanism's per-record log-likelihood (fused kernel or compiled graph) on the
+                  posterior draws equals ``pm.compute_log_likelihood`` on the same draws (and
+                  SciPy's, when a ``reference`` is given)
+accountant        the fit's :math:`\Delta_i` equal :math:`\alpha_i \max_m |f_{\theta_m}(x_i)|` over
+                  its kept draws, brute force on the (draws x records) matrix, and
+                  :func:`~pseudopost.privacy.accountant.account` equals brute force for every
+                  decomposition (unrestricted, range-averaged, censored, range-truncated)
+ranges            :math:`\log P_\theta(a_i \le X_i \le b_i)` equals SciPy's (``reference``), is at
+                  most 0, is the sum over the range's two halves, grows with the range, is 0 on
+                  the whole line, and for a discrete outcome is at least :math:`p(x_i)`; the
+                  range-truncated accountant equals brute force (skipped where no CDF exists).
+                  Probabilities below 1e-12 are compared to 1e-15 absolute: PyMC derives the
+                  log-survival of several families (Gamma, Weibull, Poisson, negative binomial,
+                  truncated, mixtures) as :math:`\log(1 - F)`, which holds no more (a known
+                  limitation: a record beyond it gets :math:`\Delta_i = \infty` under range
+                  truncation)
+synthesis         the synthetic frames keep column names, index, dtypes and categories (and a
+                  ready model's predictors as given); values lie in the support
+seed              the same seed gives the same synthetic data (and, with ``refit``, the same fit);
+                  another seed gives other data
+input_unchanged   the DataFrame, or the PyMC model's data and variables, are left as they were
+================  =================================================================================
+
+This module is a test harness over the whole package: it reaches the mechanism and the
+accountant (layers above :mod:`pseudopost.models`) only through the package's public facade at
+call time, never at import.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import pymc as pm
+import pytensor
+import xarray as xr
+
+from pseudopost.models.base import Prepared, SynthModel
+from pseudopost.models.custom import PyMCModel
+from pseudopost.models.loglik import RecordFunction, stack_draws
+from pseudopost.models.weighting import n_records, rv_logprob, value_of, weighted_model
+
+__all__ = ["CHECKS", "PROB_ATOL", "CheckReport", "ModelCheckError", "check_model"]
+
+CHECKS = (
+    "validation",
+    "weighting",
+    "loglik",
+    "accountant",
+    "ranges",
+    "synthesis",
+    "seed",
+    "input_unchanged",
+)
+#: tolerance of "the same seed gives the same fit" (see :func:`_check_seed`)
+_REFIT_RTOL = 1e-6
+#: absolute precision of a probability PyMC computes as 1 - F (see :meth:`_Run.close_prob`)
+PROB_ATOL = 1e-15
+#: the symptom of a log density derived on lifted copies of the model's variables (issue 17)
+_LIFTED = "were found in the derived graph"
+
+
+class ModelCheckError(AssertionError):
+    """A model broke its contract: ``check`` names the promise, the message says how."""
+
+    def __init__(self, check: str, model: str, message: str) -> None:
+        super().__init__(f"[{check}] {model}: {message}")
+        self.check = check
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What :func:`check_model` found: checks passed, checks skipped (with the reason), the
+    fit's local epsilon, seconds per check and the warnings the fits raised."""
+
+    model: str
+    passed: tuple[str, ...]
+    skipped: dict[str, str]
+    epsilon: float
+    seconds: dict[str, float] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+def check_model(
+    model: SynthModel | pm.Model,
+    data: pd.DataFrame | None = None,
+    *,
+    reference: Callable[[Mapping[str, np.ndarray]], Any] | None = None,
+    ranges: tuple[np.ndarray, np.ndarray] | Literal["auto"] | None = "auto",
+    draws: Literal["mechanism", "points"] = "mechanism",
+    n_draws: int = 20,
+    tune: int = 20,
+    chains: int = 1,
+    sampler: str = "pymc",
+    refit: bool = True,
+    seed: int = 0,
+    rtol: float = 1e-7,
+    mode: str | None = "FAST_COMPILE",
+) -> CheckReport:
+    """Check ``model`` against the contract (module docstring); raise on the first failure.
+
+    Parameters
+    ----------
+    model
+        A ready model (with ``data``) or a ``pm.Model`` / :class:`PyMCModel` (``data=None``).
+    data
+        The DataFrame of a ready model.
+    reference
+        Optional ``reference(draws) -> dist``: for flat draws (by free-variable name, leading
+        draw axis) a SciPy-like distribution of the outcome with arrays of shape
+        (draws, records), with ``logpdf`` (or ``logpmf``), ``logcdf`` and ``logsf``; the
+        log-likelihood and the range probabilities are then compared with it.
+    ranges
+        ``(lower, upper)`` per record for the range checks, ``"auto"`` (around each value) or
+        None to skip them.
+    draws
+        ``"mechanism"`` (default): run :class:`~pseudopost.PseudoPosterior` end to end (both
+        fits, risk, weights, accountant, synthesis) and check its figures; ``"points"``: no
+        MCMC, the checks run on random points around the model's initial point (drawn in the
+        unconstrained space, so every constraint holds) with random weights, and synthesis
+        goes through the model's :meth:`~SynthModel.simulate`, the code ``result.synthesize``
+        calls (a fraction of the time; the fit and the mechanism's own figures are not
+        checked).
+    n_draws, tune, chains, sampler
+        The size of the fits, or the number of points (tiny: the contract is about exactness).
+    refit
+        With the mechanism, also fit twice with the same seed and require the same draws.
+    seed
+        Seed of the fits, the random points and the synthesis.
+    rtol
+        Relative tolerance of every numerical comparison (absolute: ``rtol`` too).
+    mode
+        PyTensor mode of every compilation inside the check (default ``"FAST_COMPILE"``: on
+        tiny data compiling dominates; None keeps the configured mode, as in production). nutpie
+        compiles with Numba whatever the mode.
+
+    Returns
+    -------
+    CheckReport
+
+    Raises
+    ------
+    ModelCheckError
+        Naming the check that failed and how.
+    ValueError, TypeError
+        From validation: an unsupported construct, named, before anything is compiled.
+    """
+    if draws not in ("mechanism", "points"):
+        raise ValueError(f"'draws' must be 'mechanism' or 'points'. Got {draws!r}.")
+    config = _Config(reference, ranges, draws, n_draws, tune, chains, sampler, refit, seed, rtol)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if mode is None:
+            return _check(model, data, config, caught)
+        with pytensor.config.change_flags(mode=mode):
+            return _check(model, data, config, caught)
+
+
+@dataclass(frozen=True)
+class _Config:
+    reference: Callable | None
+    ranges: Any
+    draws: str
+    n_draws: int
+    tune: int
+    chains: int
+    sampler: str
+    refit: bool
+    seed: int
+    rtol: float
+
+
+@dataclass
+class _Source:
+    """The draws the checks run on: the mechanism's weighted posterior (with its own figures)
+    or random points; ``synthesize(m, seed)`` gives m synthetic frames."""
+
+    posterior: xr.Dataset
+    alpha: np.ndarray
+    kept: np.ndarray
+    synthesize: Callable[[int, int], list[pd.DataFrame]]
+    result: Any = None  # the PseudoPosteriorResult, with the mechanism
+
+
+def _check(model, data, config: _Config, caught: list) -> CheckReport:
+    run = _Run(model, config.rtol, caught)
+    synth = run.timed("validation", lambda: _as_synth(model), False)
+    run.label = repr(synth)
+    before = _snapshot(synth, data)
+    prepared, base = run.timed("validation", lambda: _prepare(synth, data))
+    rng = np.random.default_rng(config.seed)
+    run.timed("weighting", lambda: _check_weighting(run, synth, base, rng))
+    src = run.timed("fit", lambda: _source(synth, data, prepared, base, config, rng), False)
+    flat = stack_draws(src.posterior, [rv.name for rv in base.free_RVs])
+    L = run.timed("loglik", lambda: _check_loglik(run, synth, base, prepared, src, flat, config))
+    run.timed("accountant", lambda: _check_accountant(run, synth, base, src, flat, L, rng))
+    run.timed("ranges", lambda: _check_ranges(run, synth, base, prepared, src, flat, L, config))
+    frames = run.timed(
+        "synthesis", lambda: _check_synthesis(run, synth, base, prepared, data, src, flat)
+    )
+    run.timed("seed", lambda: _check_seed(run, synth, data, src, frames, config))
+    run.timed("input_unchanged", lambda: _check_unchanged(run, synth, data, before))
+    eps = src.result.epsilon if src.result is not None else run.epsilon
+    return CheckReport(
+        run.label,
+        tuple(run.passed),
+        dict(run.skipped),
+        float(eps),
+        dict(run.seconds),
+        tuple(sorted({str(w.message) for w in caught})),
+    )
+
+
+def _source(synth, data, prepared, base, config: _Config, rng) -> _Source:
+    if config.draws == "mechanism":
+        res = _fit(synth, data, config)
+        kept = res.datatree["privacy"]["draw_kept"].to_numpy().ravel()
+        return _Source(res.posterior, res.alpha.to_numpy(), kept, res.synthesize_datasets, res)
+    posterior = _point_draws(base, rng, config.n_draws)
+    alpha = rng.uniform(0.05, 1.0, prepared.n)
+
+    def synthesize(m: int, seed: int) -> list[pd.DataFrame]:
+        return synth.simulate(prepared, base, posterior, np.arange(m), seed)
+
+    return _Source(posterior, alpha, np.ones(config.n_draws, dtype=bool), synthesize)
+
+
+# -- the run ---------------------------------------------------------------------------------
+class _Run:
+    """Bookkeeping of one :func:`check_model` call: checks passed and skipped, seconds, and the
+    warnings caught so far (a log density derived on lifted copies fails the loglik check)."""
+
+    def __init__(self, model, rtol: float, caught: list) -> None:
+        self.label = type(model).__name__
+        self.rtol = rtol
+        self.caught = caught
+        self.passed: list[str] = []
+        self.skipped: dict[str, str] = {}
+        self.seconds: dict[str, float] = {}
+        self.epsilon = float("nan")
+
+    def timed(self, check: str, fn: Callable, record: bool = True):
+        t0 = time.perf_counter()
+        out = fn()
+        self.seconds[check] = time.perf_counter() - t0
+        lifted = [str(w.message) for w in self.caught if _LIFTED in str(w.message)]
+        if lifted:
+            self.fail(check, f"a log density was derived on lifted copies: {lifted[0]}")
+        if record and check not in self.skipped:
+            self.passed.append(check)
+        return out
+
+    def fail(self, check: str, message: str):
+        raise ModelCheckError(check, self.label, message)
+
+    def skip(self, check: str, reason: str) -> None:
+        self.skipped[check] = reason
+
+    def close_prob(self, check: str, what: str, got, want) -> None:
+        r"""Log probabilities equal within ``max(rtol, 1e-6)`` (PyMC's log-CDFs against SciPy's),
+        or, both below 1e-12, within :data:`PROB_ATOL` as probabilities: the precision of a
+        CDF difference that PyMC computes as :math:`\log(1 - F)` (module docstring)."""
+        got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+        tiny = (want < np.log(1e-12)) & (got < np.log(1e-12))
+        with np.errstate(over="ignore", invalid="ignore"):
+            ok = tiny & (np.abs(np.exp(got) - np.exp(want)) <= PROB_ATOL)
+        self.close(check, what, np.where(ok, want, got), want, max(self.rtol, 1e-6))
+
+    def close(self, check: str, what: str, got, want, rtol: float | None = None) -> None:
+        """``got`` equals ``want`` within rtol (same infinities and NaNs)."""
+        tol = self.rtol if rtol is None else rtol
+        got, want = np.asarray(got, dtype=float), np.asarray(want, dtype=float)
+        if got.shape != want.shape:
+            self.fail(check, f"{what}: shape {got.shape}, expected {want.shape}.")
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        near = np.isclose(got, want, rtol=tol, atol=tol)
+        bad = ~(same | near)
+        if bad.any():
+            i = np.unravel_index(int(np.flatnonzero(bad)[0]), bad.shape)
+            self.fail(
+                check,
+                f"{what} differs at {tuple(int(j) for j in i)}: {got[i]!r} != {want[i]!r} "
+                f"({int(bad.sum())} of {bad.size} entries; rtol {tol:g}).",
+            )
+
+
+def _as_synth(model) -> SynthModel:
+    if isinstance(model, SynthModel):
+        return model
+    if isinstance(model, pm.Model):
+        return PyMCModel(model)
+    raise TypeError(f"'model' must be a SynthModel or a pymc.Model. Got {type(model).__name__}.")
+
+
+def _prepare(synth: SynthModel, data) -> tuple[Prepared, pm.Model]:
+    prepared = synth.prepare(data)
+    return prepared, synth.build(prepared)
+
+
+def _fit(synth, data, config: _Config):
+    import pseudopost as pp  # the facade (module docstring)
+
+    return pp.PseudoPosterior(synth, sampler=config.sampler).fit(
+        data, draws=config.n_draws, tune=config.tune, chains=config.chains, seed=config.seed,
+        progress=False,
+    )  # fmt: skip
+
+
+# -- weighting -------------------------------------------------------------------------------
+def _per_record(terms) -> np.ndarray:
+    """Sum of the observed variables' elementwise log densities, trailing axes summed."""
+    out = 0.0
+    for t in terms:
+        t = np.asarray(t, dtype=float)
+        out = out + (t.reshape(t.shape[0], -1).sum(axis=1) if t.ndim > 1 else t)
+    return np.asarray(out)
+
+
+def _points(model: pm.Model, rng: np.random.Generator, k: int) -> list[dict[str, np.ndarray]]:
+    """k points of the model's (transformed) value space around its initial point."""
+    start = model.initial_point(random_seed=int(rng.integers(2**31 - 1)))
+    out = []
+    for _ in range(k):
+        p = {}
+        for name, v in start.items():
+            v = np.asarray(v)
+            jitter = rng.normal(0.0, 0.3, v.shape) if v.dtype.kind == "f" else 0
+            p[name] = (v + jitter).astype(v.dtype)
+        out.append(p)
+    return out
+
+
+def _point_draws(model: pm.Model, rng: np.random.Generator, k: int) -> xr.Dataset:
+    """k random points (:func:`_points`) on the free variables' own scale, as a one-chain
+    posterior with the model's dimensions: they respect every constraint (ordered cut-points,
+    simplices, positive scales), which prior draws do not (PyMC draws ignore transforms)."""
+    free = list(model.free_RVs)
+    constrained = model.replace_rvs_by_values(free)
+    fn = model.compile_fn(constrained, inputs=model.value_vars, on_unused_input="ignore")
+    values = [fn(p) for p in _points(model, rng, k)]
+    data = {}
+    for j, rv in enumerate(free):
+        arr = np.stack([np.asarray(v[j]) for v in values])[None]  # (chain, draw, ...)
+        dims = model.named_vars_to_dims.get(rv.name) or tuple(
+            f"{rv.name}_dim_{i}" for i in range(arr.ndim - 2)
+        )
+        coords = {d: np.asarray(model.coords[d]) for d in dims if model.coords.get(d) is not None}
+        data[rv.name] = xr.DataArray(arr, dims=("chain", "draw", *dims), coords=coords)
+    return xr.Dataset(data, coords={"chain": [0], "draw": np.arange(k)})
+
+
+def _check_weighting(run: _Run, synth: SynthModel, base: pm.Model, rng) -> None:
+    names = list(synth.observed)
+    n = n_records(base, names)
+    alpha = rng.uniform(0.05, 1.0, n)
+    record_rvs = [base[o] for o in names]
+    rest = [v for v in base.basic_RVs if v.name not in names]
+    loglik = base.compile_logp(vars=record_rvs, sum=False, jacobian=False)
+    prior = base.compile_logp(vars=rest, jacobian=True) if rest else (lambda p: 0.0)
+    points = _points(base, rng, 3)
+    lp0 = _per_record(loglik(points[0]))
+    finite = np.abs(alpha * lp0)[np.isfinite(lp0)]
+    bound = float(np.median(finite)) if finite.size and np.median(finite) > 0 else 1.0
+    weighted = weighted_model(base, names, weights=alpha).compile_logp()
+    censored = weighted_model(base, names, weights=alpha, censor_bound=bound).compile_logp()
+    for j, p in enumerate(points):
+        lp, lp_prior = _per_record(loglik(p)), float(prior(p))
+        if lp.shape != (n,):
+            run.fail("weighting", f"per-record log density has shape {lp.shape}; expected ({n},)")
+        run.close("weighting", f"weighted log density at point {j}", weighted(p),
+                  lp_prior + np.sum(alpha * lp))  # fmt: skip
+        run.close("weighting", f"censored (B={bound:.3g}) log density at point {j}", censored(p),
+                  lp_prior + np.sum(np.clip(alpha * lp, -bound, bound)))  # fmt: skip
+
+
+# -- per-record log-likelihood ---------------------------------------------------------------
+def _pymc_loglik(base: pm.Model, observed, post: xr.Dataset) -> np.ndarray:
+    """(draws, records) log-likelihood from ``pm.compute_log_likelihood``, chain-major."""
+    tree = xr.DataTree.from_dict({"posterior": post})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        ll = pm.compute_log_likelihood(
+            tree, var_names=list(observed), model=base, extend_inferencedata=False,
+            progressbar=False,
+        )  # fmt: skip
+    if isinstance(ll, xr.DataTree):
+        ll = (
+            ll["log_likelihood"].to_dataset()
+            if "log_likelihood" in ll.children
+            else ll.to_dataset()
+        )
+    ds = ll
+    terms = []
+    for name in observed:
+        da = ds[name]
+        other = [d for d in da.dims if d not in ("chain", "draw")]
+        arr = da.transpose("chain", "draw", *other).to_numpy()
+        arr = arr.reshape(-1, *arr.shape[2:])
+        terms.append(arr.reshape(arr.shape[0], arr.shape[1], -1).sum(axis=2))
+    return np.sum(terms, axis=0)
+
+
+def _mechanism_loglik(synth: SynthModel, base: pm.Model):
+    import pseudopost as pp
+
+    return pp.privacy.fused.record_function(synth, base)
+
+
+def _check_loglik(run, synth, base, prepared, src: _Source, flat, config) -> np.ndarray:
+    reference = config.reference
+    L = _pymc_loglik(base, synth.observed, src.posterior)
+    G = np.asarray(_mechanism_loglik(synth, base)(flat))
+    run.close("loglik", "per-record log-likelihood vs pm.compute_log_likelihood", G, L)
+    if reference is not None:
+        x = synth.outcome_values(prepared)
+        dist = reference(flat)
+        want = dist.logpmf(x) if hasattr(dist, "logpmf") else dist.logpdf(x)
+        run.close("loglik", "per-record log-likelihood vs the SciPy reference", G, want)
+    return L
+
+
+# -- accountant ------------------------------------------------------------------------------
+def _abs(g: np.ndarray) -> np.ndarray:
+    a = np.abs(g)
+    a[np.isnan(a)] = np.inf  # the accountant's convention: an undefined density is unbounded
+    return a
+
+
+def _check_accountant(run, synth, base, src: _Source, flat, L, rng) -> None:
+    import pseudopost as pp
+
+    alpha = src.alpha
+    want = alpha * _abs(L[src.kept]).max(axis=0)
+    run.epsilon = 2.0 * float(want.max())
+    if src.result is not None:
+        res = src.result
+        run.close("accountant", "the fit's Lipschitz bounds vs brute force", res.lipschitz, want)
+        run.close("accountant", "the fit's epsilon vs 2 max_i Delta_i", res.epsilon, run.epsilon)
+    loglik = _mechanism_loglik(synth, base)
+    lam = rng.uniform(0.0, 0.9, alpha.size)
+    bound = float(np.median(_abs(alpha * L)))
+    cases = [
+        (pp.privacy.Unrestricted(), alpha, L),
+        (pp.privacy.RangeAveraged(lam), (1 - lam) * alpha, L),
+        (pp.privacy.Censored(bound), np.ones_like(alpha), np.clip(alpha * L, -bound, bound)),
+    ]
+    for decomp, c, g in cases:
+        _compare_account(run, pp, decomp, synth, base, loglik, flat, alpha, c, g)
+
+
+def _compare_account(run, pp, decomp, synth, base, loglik, flat, alpha, c, g) -> None:
+    sens = pp.privacy.accountant.sensitive_function(decomp, synth, base, loglik)
+    acc = pp.privacy.accountant.account(sens, flat, alpha, decomp)
+    a = _abs(g)
+    name = type(decomp).__name__
+    run.close("accountant", f"{name} Lipschitz bounds vs brute force", acc.lipschitz,
+              c * a.max(axis=0))  # fmt: skip
+    run.close("accountant", f"{name} per-draw maxima vs brute force", acc.per_draw,
+              (c * a).max(axis=1))  # fmt: skip
+
+
+# -- sensitive ranges ------------------------------------------------------------------------
+def _auto_ranges(x: np.ndarray, discrete: bool) -> tuple[np.ndarray, np.ndarray]:
+    if discrete:
+        return x - 1.0, x + 1.0
+    if np.all(x > 0):
+        return 0.6 * x, 1.2 * x
+    s = float(np.std(x)) or 1.0
+    return x - s, x + 0.5 * s
+
+
+def _range_function(synth: SynthModel, base: pm.Model) -> RecordFunction:
+    def graph(m, observed, extras):
+        return synth.log_prob_range_graph(m, extras["lower"], extras["upper"])
+
+    return RecordFunction(base, synth.observed, graph=graph, extra_inputs=("lower", "upper"))
+
+
+def _reference_range(dist, lower, upper, discrete: bool) -> np.ndarray:
+    """log P(lower <= X <= upper) from SciPy, in log space from the nearer tail."""
+    lo = lower - 1.0 if discrete else lower
+    with np.errstate(divide="ignore", invalid="ignore"):
+        c_lo, c_hi = dist.logcdf(lo), dist.logcdf(upper)
+        s_lo, s_hi = dist.logsf(lo), dist.logsf(upper)
+        left = c_hi + np.log1p(-np.exp(c_lo - c_hi))
+        right = s_lo + np.log1p(-np.exp(s_hi - s_lo))
+    return np.where(c_lo > np.log(0.5), right, left)
+
+
+def _check_ranges(run, synth, base, prepared, src: _Source, flat, L, config) -> None:
+    import pseudopost as pp
+
+    reference, ranges = config.reference, config.ranges
+    if ranges is None:
+        return run.skip("ranges", "not requested")
+    try:
+        x = synth.outcome_values(prepared)
+    except ValueError as err:
+        return run.skip("ranges", str(err))
+    if x.ndim != 1:
+        return run.skip("ranges", "a vector-valued record has no univariate CDF")
+    lower, upper = _auto_ranges(x, synth.discrete) if ranges == "auto" else map(np.asarray, ranges)
+    try:
+        fn = _range_function(synth, base)
+        got = fn(flat, lower=lower, upper=upper)
+    except NotImplementedError as err:
+        return run.skip("ranges", f"PyMC has no log-CDF for this model ({err})")
+    if np.any(got > run.rtol):
+        run.fail("ranges", f"log P(range) above 0: max {float(got.max())!r}")
+    inf = np.full_like(x, np.inf)
+    whole = fn(flat, lower=-inf, upper=inf)
+    run.close("ranges", "log P(whole line)", whole, np.zeros_like(whole), rtol=1e-9)
+    wider = fn(flat, lower=lower - np.abs(lower) - 1.0, upper=upper + np.abs(upper) + 1.0)
+    if np.any(wider < got - run.rtol):
+        run.fail("ranges", "log P(range) decreased when the range was widened")
+    # additivity: P(a <= X <= b) = P(a <= X <= m) + P(m < X <= b), split inside the range
+    mid = np.floor((lower + upper) / 2) if synth.discrete else (lower + upper) / 2
+    above = mid + 1.0 if synth.discrete else mid
+    parts = np.logaddexp(fn(flat, lower=lower, upper=mid), fn(flat, lower=above, upper=upper))
+    run.close_prob("ranges", "log P(range) vs the sum over its two halves", got, parts)
+    inside = (x >= lower) & (x <= upper)
+    below = np.exp(got[:, inside]) < np.exp(L[:, inside]) * (1 - run.rtol) - PROB_ATOL
+    if synth.discrete and np.any(below):
+        run.fail("ranges", "P(range) below p(x_i) for a range holding x_i")
+    if reference is not None:
+        want = _reference_range(reference(flat), lower, upper, synth.discrete)
+        run.close_prob("ranges", "log P(range) vs SciPy", got, want)
+    g = L - got
+    alpha = src.alpha
+    decomp = pp.privacy.RangeTruncated(lower, upper)
+    loglik = _mechanism_loglik(synth, base)
+    _compare_account(run, pp, decomp, synth, base, loglik, flat, alpha, alpha, g)
+
+
+# -- synthesis -------------------------------------------------------------------------------
+def _expected_columns(synth: SynthModel, prepared: Prepared, data) -> tuple[dict, pd.Index]:
+    """{column: dtype} and the index a synthetic frame must have."""
+    if isinstance(synth, PyMCModel):
+        out, n = {}, prepared.n
+        for name in synth.observed:
+            rv = synth.model[name]
+            if name in synth.masked:
+                m = synth.masked[name]
+                name, dtype, n = m.name, m.dtype, m.missing.size
+            else:
+                dtype = np.dtype(rv.dtype)
+            k = int(np.prod(np.shape(value_of(synth.model.rvs_to_values[rv]))[1:], dtype=int))
+            if rv.ndim > 1:
+                out.update({f"{name}[{j}]": dtype for j in range(k)})
+            else:
+                out[name] = dtype
+        return out, pd.RangeIndex(n)
+    return {c: data[c].dtype for c in synth.columns}, data.index
+
+
+def _check_synthesis(run, synth, base, prepared, data, src: _Source, flat) -> list[pd.DataFrame]:
+    frames = src.synthesize(2, 1)
+    columns, index = _expected_columns(synth, prepared, data)
+    for j, f in enumerate(frames):
+        if list(f.columns) != list(columns):
+            run.fail(
+                "synthesis", f"frame {j} has columns {list(f.columns)}; expected {list(columns)}"
+            )
+        if not f.index.equals(index):
+            run.fail("synthesis", f"frame {j} index {f.index!r}; expected {index!r}")
+        for c, dtype in columns.items():
+            if f[c].dtype != dtype:
+                run.fail("synthesis", f"column '{c}' has dtype {f[c].dtype}; expected {dtype}")
+            if isinstance(dtype, pd.CategoricalDtype):
+                continue  # dtype equality includes the categories and their order
+            numeric = pd.api.types.is_numeric_dtype(f[c].dtype) and f[c].dtype != bool
+            if numeric and not np.all(np.isfinite(f[c].to_numpy(dtype=float))):
+                run.fail("synthesis", f"column '{c}' holds non-finite synthetic values")
+        if not isinstance(synth, PyMCModel):
+            for p in getattr(synth, "predictors", ()):
+                if not f[p].equals(data[p]):
+                    run.fail("synthesis", f"predictor '{p}' was not kept as given")
+        else:
+            _check_support(run, synth, base, f, flat)
+    return frames
+
+
+def _check_support(run, synth: PyMCModel, base, frame: pd.DataFrame, flat) -> None:
+    """Each synthetic record has a finite log density under some posterior draw."""
+    if len(synth.observed) != 1 or base[synth.observed[0]].ndim != 1:
+        return
+    name = synth.observed[0]
+    column = synth.columns[0]
+    x = frame[column].to_numpy(dtype=float)
+    if name in synth.masked:
+        x = x[~synth.masked[name].missing]
+
+    def graph(m, observed, extras):
+        return rv_logprob(m, m[name], extras["x"].astype(m[name].dtype))
+
+    lp = RecordFunction(base, [name], graph=graph, extra_inputs=("x",))(flat, x=x)
+    outside = ~np.isfinite(lp).any(axis=0)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        run.fail("synthesis", f"synthetic '{column}' value {x[i]!r} lies outside the support")
+
+
+# -- seed ------------------------------------------------------------------------------------
+def _check_seed(run, synth, data, src: _Source, frames, config: _Config) -> None:
+    again = src.synthesize(2, 1)
+    for a, b in zip(frames, again, strict=True):
+        try:
+            pd.testing.assert_frame_equal(a, b, check_exact=True)
+        except AssertionError as err:
+            run.fail("seed", f"the same seed gave different synthetic data: {err}")
+    other = src.synthesize(2, 2)
+    if all(a.equals(b) for a, b in zip(frames, other, strict=True)):
+        run.fail("seed", "another seed gave the same synthetic data")
+    if not config.refit or src.result is None:
+        return
+    res, seed = src.result, config.seed
+    res2 = _fit(synth, data, config)
+    # equal up to rounding: BLAS and NumPy reductions may round differently from call to call
+    # (memory alignment), which NUTS carries along at the 1e-13 level
+    for k in res.posterior.data_vars:
+        run.close("seed", f"draws of '{k}' of two fits with seed {seed}",
+                  res2.posterior[k].to_numpy(), res.posterior[k].to_numpy(), rtol=_REFIT_RTOL)  # fmt: skip
+    for a, b in zip(frames, res2.synthesize_datasets(2, 1), strict=True):
+        for c in a.columns:
+            if not pd.api.types.is_float_dtype(a[c].dtype):
+                same = a[c].equals(b[c])
+            else:
+                same = np.allclose(a[c], b[c], rtol=_REFIT_RTOL, atol=_REFIT_RTOL)
+            if not same:
+                run.fail("seed", f"two fits with the same seed gave different synthetic '{c}'")
+
+
+# -- inputs ----------------------------------------------------------------------------------
+def _model_state(model: pm.Model) -> dict:
+    values = {v.name: value_of(v).copy() for v in model.data_vars}
+    values |= {
+        f"observed:{rv.name}": value_of(model.rvs_to_values[rv]).copy() for rv in model.observed_RVs
+    }
+    return {
+        "values": values,
+        "names": sorted(model.named_vars),
+        "potentials": len(model.potentials),
+    }
+
+
+def _snapshot(synth: SynthModel, data) -> dict:
+    out = {"data": None if data is None else data.copy(deep=True)}
+    if isinstance(synth, PyMCModel):
+        out["model"] = _model_state(synth.model)
+    return out
+
+
+def _check_unchanged(run, synth, data, before) -> None:
+    if before["data"] is not None:
+        try:
+            pd.testing.assert_frame_equal(data, before["data"], check_exact=True)
+        except AssertionError as err:
+            run.fail("input_unchanged", f"the DataFrame was modified: {err}")
+    if "model" in before:
+        now = _model_state(synth.model)
+        if (
+            now["names"] != before["model"]["names"]
+            or now["potentials"] != before["model"]["potentials"]
+        ):
+            run.fail("input_unchanged", "variables were added to or removed from the user's model")
+        for k, v in before["model"]["values"].items():
+            if not np.array_equal(now["values"][k], v, equal_nan=v.dtype.kind == "f"):
+                run.fail("input_unchanged", f"the model's data '{k}' was modified")
