@@ -225,7 +225,8 @@ def _read_column(s: pd.Series, meta: object, i: int, fmt: str) -> tuple[pd.Serie
     name = s.name
     labels = dict(meta.variable_value_labels.get(name, {}))
     storage = meta.readstat_variable_types.get(name)
-    numeric = storage not in (None, "string")
+    numeric = storage not in (None, "string") and not _is_dates(s)
+    stata_numeric = numeric and fmt == "dta"
     discrete, ranges = [], []
     for entry in meta.missing_ranges.get(name, []) if fmt == "sav" else []:
         lo, hi = entry["lo"], entry["hi"]
@@ -233,23 +234,22 @@ def _read_column(s: pd.Series, meta: object, i: int, fmt: str) -> tuple[pd.Serie
             discrete.append(lo)
         else:
             ranges.append(MissingRange(float(lo), float(hi)))
-    cells = s.to_numpy(dtype=object)
-    if fmt == "dta" and numeric:
-        letters = {v for v in cells if isinstance(v, str)}
-        letters |= {k for k in labels if isinstance(k, str)}
-        code_values = sorted(letters)
-        values = np.array(
-            [STATA_MISSING[v] if isinstance(v, str) else v for v in cells], dtype=np.float64
-        )
+    if numeric:
+        values = _numbers(s)
+        held = set(np.unique(values[~np.isnan(values)]).tolist())
+        held = {_STATA_LETTER.get(v, v) for v in held} if stata_numeric else held
     else:
-        in_range = {v for v in cells if not _is_empty(v) and any(v in r for r in ranges)} | {
-            k for k in labels if any(k in r for r in ranges)
-        }
+        values = s
+        cells = s.to_numpy(dtype=object)
+        held = {v for v in pd.unique(cells[~s.isna().to_numpy()]) if not v == ""}
+    if stata_numeric:  # every letter is missing in Stata: the ones held or labelled are codes
+        code_values = sorted({v for v in held | set(labels) if isinstance(v, str)})
+    else:
+        in_range = {v for v in held | set(labels) if any(v in r for r in ranges)}
         code_values = sorted(set(discrete) | in_range)
-        values = s.to_numpy(dtype=np.float64, na_value=np.nan) if numeric else cells
 
-    def frame_code(v):  # a file code as the frame holds it (numeric columns)
-        return STATA_MISSING[v] if isinstance(v, str) and numeric else v
+    def frame_code(v):  # a file value as the frame holds it
+        return STATA_MISSING[v] if stata_numeric and isinstance(v, str) else v
 
     measure = meta.variable_measure.get(name) if fmt == "sav" else None
     var = Variable(
@@ -262,45 +262,55 @@ def _read_column(s: pd.Series, meta: object, i: int, fmt: str) -> tuple[pd.Serie
         missing_values=tuple(discrete),
         missing_ranges=tuple(ranges),
     )
-    categories = _categories(values, labels, code_values, measure, numeric, fmt)
+    categories = _categories(held, labels, code_values, measure, stata_numeric)
     code_label = {c: labels.get(c) for c in code_values}
     if categories:
         ordered = measure == "ordinal"
-        names = list(categories.values())
-        keys = [(_STATA_LETTER.get(v, v) if numeric and fmt == "dta" else v) for v in values]
-        labelled = [None if _is_empty(k) or k == "" else categories.get(k) for k in keys]
-        col = pd.Series(pd.Categorical(labelled, categories=names, ordered=ordered), index=s.index)
+        lookup = {frame_code(k): c for k, c in categories.items()}
+        named = pd.Series(values, index=s.index).map(lookup)  # empty cells and "" -> NaN
+        dtype = pd.CategoricalDtype(list(categories.values()), ordered=ordered)
+        col = pd.Series(pd.Categorical(named, dtype=dtype), index=s.index, name=name)
         codes = {categories[c]: code_label[c] for c in code_values}
-        var = replace(var, codes=codes, categories=categories, ordered=ordered)
-        return col.rename(name), var
+        return col, replace(var, codes=codes, categories=categories, ordered=ordered)
     codes = {frame_code(c): code_label[c] for c in code_values}
     col = pd.Series(values, index=s.index, name=name) if numeric else s.copy()
     return col, replace(var, codes=codes)
 
 
-def _categories(values, labels, code_values, measure, numeric, fmt) -> dict:
-    """File value -> category text for a labelled categorical column, else ``{}``."""
+def _is_dates(s: pd.Series) -> bool:
+    if pd.api.types.is_datetime64_any_dtype(s.dtype) or pd.api.types.is_timedelta64_dtype(s):
+        return True
+    if s.dtype == object:
+        return pd.api.types.infer_dtype(s, skipna=True) in ("date", "datetime", "time")
+    return False
+
+
+def _numbers(s: pd.Series) -> np.ndarray:
+    """A numeric column as float64; Stata's letters (object cells) as :data:`STATA_MISSING`."""
+    if s.dtype != object:
+        return s.to_numpy(dtype=np.float64, na_value=np.nan)
+    cells = s.to_numpy(dtype=object)
+    return np.array(
+        [STATA_MISSING[v] if isinstance(v, str) else (np.nan if v is None else v) for v in cells],
+        dtype=np.float64,
+    )
+
+
+def _categories(held: set, labels: dict, code_values: list, measure, stata_numeric) -> dict:
+    """File value -> category text for a labelled categorical column, else ``{}``.
+
+    ``held`` are the distinct file values the column holds (Stata codes as letters)."""
     codes = set(code_values)
     value_labels = {k: v for k, v in labels.items() if k not in codes}
     if not value_labels or measure == "scale":
         return {}
-    held = set()
-    for v in values:
-        if _is_empty(v) or (isinstance(v, str) and v == ""):
-            continue
-        key = _STATA_LETTER.get(v, v) if numeric and fmt == "dta" else v
-        if key not in codes:
-            held.add(key)
+    held = held - codes
     if measure not in ("nominal", "ordinal") and not held <= set(value_labels):
         return {}
-    order = sorted(set(value_labels) | held)
-    cats = {v: value_labels.get(v, _text(v)) for v in order}
+    cats = {v: value_labels.get(v, _text(v)) for v in sorted(set(value_labels) | held)}
     for c in code_values:
-        cats[c] = (
-            labels.get(c)
-            if labels.get(c) is not None
-            else (f".{c}" if fmt == "dta" and numeric else _text(c))
-        )
+        unlabelled = f".{c}" if stata_numeric else _text(c)
+        cats[c] = labels.get(c) if labels.get(c) is not None else unlabelled
     if len(set(cats.values())) != len(cats):
         return {}
     return cats
@@ -358,6 +368,7 @@ def write_file(
     if fmt == "sav":
         kwargs["missing_ranges"] = options.ranges
         kwargs["variable_measure"] = options.measures
+        kwargs["compress"] = Path(path).suffix.lower() == ".zsav"
         return atomic_write(path, lambda p: pyreadstat.write_sav(out, str(p), **kwargs))
     kwargs["missing_user_values"] = options.letters
     return atomic_write(path, lambda p: pyreadstat.write_dta(out, str(p), **kwargs))

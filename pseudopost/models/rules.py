@@ -78,6 +78,7 @@ _NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _OPS = ("==", "!=", "<=", ">=", "<", ">")
 _FLIP = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _ORDERING = ("<", "<=", ">", ">=")
+_MAX_DEPTH = 100  # nested 'not' and '(' levels; keeps recursion far from Python's limit
 
 
 class _Missing:
@@ -423,6 +424,7 @@ class _Parser:
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
 
     @property
     def tok(self) -> _Token:
@@ -503,15 +505,25 @@ class _Parser:
             parts.append(self.negation())
         return parts[0] if len(parts) == 1 else And(tuple(parts))
 
+    def nest(self) -> None:
+        """Count one more level of 'not' or '(' (deep nesting is refused, not a crash)."""
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise self.error(f"nesting deeper than {_MAX_DEPTH} levels")
+
     def negation(self) -> Expr:
         if self.is_("KEYWORD", "not"):
+            self.nest()
             self.advance()
-            return Not(self.negation())
+            inner = Not(self.negation())
+            self.depth -= 1
+            return inner
         return self.atom()
 
     def atom(self) -> Expr:
         t = self.tok
         if t.kind == "PUNCT" and t.value == "(":
+            self.nest()
             self.advance()
             inner = self.condition()
             if not self.is_("PUNCT", ")"):
@@ -521,6 +533,7 @@ class _Parser:
                     raise self.error(f"chained comparisons are not allowed ({self.tok.value!r})")
                 raise self.error(f"expected ')', found {_describe(self.tok)}")
             self.advance()
+            self.depth -= 1
             return inner
         if t.kind == "NAME":
             return self.column_test()
@@ -673,12 +686,34 @@ def _spec_of_schema(name: str, entry: object) -> _Spec:
     return _spec_of_series(pd.Series([], dtype=dtype, name=name), observed_levels=False)
 
 
-def _schema(frame_or_schema: object, observed_levels: bool) -> dict[str, _Spec]:
+class _FrameSchema(Mapping):
+    """A frame's column specs, each worked out when a rule first asks for it."""
+
+    def __init__(self, frame: pd.DataFrame, observed_levels: bool):
+        self.frame, self.observed_levels = frame, observed_levels
+        self.names = [str(c) for c in frame.columns]
+        self._specs: dict[str, _Spec] = {}
+
+    def __getitem__(self, name: str) -> _Spec:
+        if name not in self._specs:
+            if name not in self.frame.columns:
+                raise KeyError(name)
+            self._specs[name] = _spec_of_series(self.frame[name], self.observed_levels)
+        return self._specs[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.frame.columns
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def _schema(frame_or_schema: object, observed_levels: bool) -> Mapping[str, _Spec]:
     if isinstance(frame_or_schema, pd.DataFrame):
-        return {
-            str(c): _spec_of_series(frame_or_schema[c], observed_levels)
-            for c in frame_or_schema.columns
-        }
+        return _FrameSchema(frame_or_schema, observed_levels)
     if isinstance(frame_or_schema, Mapping):
         return {str(k): _spec_of_schema(str(k), v) for k, v in frame_or_schema.items()}
     raise TypeError(
@@ -697,7 +732,7 @@ def _literal_fits(spec: _Spec, value: object) -> bool:
     return True  # category/object: checked against levels
 
 
-def _check_expr(expr: Expr, schema: dict[str, _Spec], what: str) -> None:
+def _check_expr(expr: Expr, schema: Mapping[str, _Spec], what: str) -> None:
     """Raise if ``expr`` names an unknown column or level or mixes types."""
     for name in _columns_of(expr):
         if name not in schema:
@@ -748,7 +783,7 @@ def _same(a: object, b: object) -> bool:
         return False
 
 
-def _check_compare(node: Compare, schema: dict[str, _Spec], what: str) -> None:
+def _check_compare(node: Compare, schema: Mapping[str, _Spec], what: str) -> None:
     spec = schema[node.column]
     ordering = node.op in _ORDERING
     if isinstance(node.other, Column):
@@ -784,6 +819,10 @@ class _Frame:
         self.frame = frame
         self.n = len(frame)
         self._cache: dict[str, tuple] = {}
+
+    def forget(self, name: str) -> None:
+        """Drop a column's cached arrays after it changed."""
+        self._cache.pop(name, None)
 
     def has(self, name: str) -> bool:
         return name in self.frame.columns
@@ -1200,13 +1239,14 @@ def impose(frame: pd.DataFrame, rules: Iterable[Rule | str | Mapping]) -> pd.Dat
     for r in rules:
         r.check_columns(frame, levels=False)
     out = frame.copy()
+    fr = _Frame(out)
     for _ in range(len(rules) + 1):
         changed = False
         for r in rules:
-            fr = _Frame(out)
             todo = _evaluate(r.condition, fr)[0] & ~_holds(r, fr)
             if todo.any():
                 out[r.column] = _assign(out[r.column], todo, r.value)
+                fr.forget(r.column)
                 changed = True
         if not changed:
             return out
@@ -1315,24 +1355,26 @@ class StructuralZero:
 
 
 def allowed_levels(
-    zero: StructuralZero | str | Mapping,
+    zero: StructuralZero | str | Mapping | list | tuple,
     partial_record: Mapping | pd.DataFrame,
     column: str,
-    levels: Sequence,
+    levels: Sequence | pd.CategoricalDtype,
 ) -> np.ndarray:
     """Which levels of ``column`` a record may take given its earlier columns.
 
     Parameters
     ----------
-    zero : StructuralZero, str or mapping
-        The impossible combination.
+    zero : StructuralZero, str or mapping, or a list of them
+        The impossible combination(s); with several, a level must escape all of them.
     partial_record : mapping or DataFrame
         The columns drawn so far: one record as ``{column: value}``, or ``n`` records as a
         DataFrame. Columns absent are not yet drawn.
     column : str
         The column being drawn.
-    levels : sequence
-        Its levels (a missing level is ``None``/NaN).
+    levels : sequence or pandas.CategoricalDtype
+        Its levels (a missing level is ``None``/NaN); a ``CategoricalDtype`` also gives the
+        order an ordered column is compared in (a mapping record holds plain values, so an
+        ordered comparison on an earlier column needs the records as a DataFrame).
 
     Returns
     -------
@@ -1351,6 +1393,11 @@ def allowed_levels(
     column could complete: the synthesizer must treat it as an error (or declare the zero on
     the earlier columns' levels).
     """
+    if isinstance(zero, (list, tuple)):
+        if not zero:
+            raise ValueError("allowed_levels needs at least one structural zero.")
+        masks = [allowed_levels(z, partial_record, column, levels) for z in zero]
+        return np.logical_and.reduce(masks)
     zero = StructuralZero.parse(zero)
     _check_name(column)
     dtype = levels if isinstance(levels, pd.CategoricalDtype) else None

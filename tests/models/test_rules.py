@@ -30,7 +30,7 @@ from pseudopost.models.rules import (
     parse_condition,
 )
 
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # --- the columns of the random frames, and what each may be compared with ---------------------
 
@@ -298,6 +298,20 @@ def test_malicious_or_malformed_text_is_rejected_with_its_position(text, pos, ma
     assert info.value.pos == pos
     assert repr(text) in str(info.value) and f"position {pos}" in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x == 1 when " + "(" * 5000 + "a == 1" + ")" * 5000,
+        "x == 1 when " + "not " * 5000 + "a == 1",
+    ],
+)
+def test_deep_nesting_is_a_syntax_error_not_a_crash(text):
+    with pytest.raises(RuleSyntaxError, match="nesting deeper than 100"):
+        Rule.parse(text)
+    ok = "x == 1 when " + "(" * 50 + "not " * 40 + "a == 1" + ")" * 50
+    assert Rule.parse(str(Rule.parse(ok))) == Rule.parse(ok)
 
 
 TOKENS = [
@@ -668,6 +682,21 @@ def test_allowed_levels_kleene_cases():
     assert allowed_levels(zero, {"age": None}, "marital", ["single", "married"]).tolist() == [
         True,
         True,
+    ]
+
+
+def test_allowed_levels_of_several_zeros_is_the_conjunction():
+    zeros = ["cat == 'a' and num > 1", {"cat": "b", "s": "no"}]
+    partial = pd.DataFrame({"num": [2.0, 0.0, 2.0], "s": ["no", "no", "yes"]})
+    got = allowed_levels(zeros, partial, "cat", CATS)
+    expected = allowed_levels(zeros[0], partial, "cat", CATS) & allowed_levels(
+        zeros[1], partial, "cat", CATS
+    )
+    np.testing.assert_array_equal(got, expected)
+    assert got.tolist() == [
+        [False, False, True, True],
+        [True, False, True, True],
+        [False, True, True, True],
     ]
 
 
