@@ -221,7 +221,7 @@ def validate(spec: ReleaseSpec, data: pd.DataFrame | None = None) -> pd.DataFram
     full = adapter.resolve(spec, frame)
     for key, cols in (
         ("disclosure.keys", full.disclosure_keys),
-        ("disclosure.sensitive", (full.disclosure_sensitive,)),
+        ("disclosure.sensitive", (full.disclosure_sensitive,) if full.disclosure_sensitive else ()),
     ):
         for col in cols:
             if col not in full.columns:
