@@ -221,17 +221,10 @@ class Ledger:
                 f"{str(self.path)!r}. Fix: lower mechanism.delta or stop releasing."
             )
 
-    def _check(
-        self,
-        content,
-        dataset_sha256: str,
-        total: float,
-        charge: float,
-        total_delta: float | None = None,
-        delta_charge: float = 0.0,
-    ) -> None:
-        """The budget check (module docstring): the local total, every charge, with ``charge``
-        added stays within ``total`` (and the same for delta)."""
+    def _check(self, content, dataset_sha256: str, total: float, charges, total_delta) -> None:
+        """The budget check (module docstring): the local total, every charge, with the
+        ``charges`` (epsilon, delta) added stays within ``total`` (and ``total_delta``)."""
+        charge, delta_charge = charges
         if content is not None:
             if content["dataset_sha256"] != dataset_sha256:
                 raise BudgetError(
@@ -269,7 +262,7 @@ class Ledger:
 
         Reads without the lock (the ledger is only ever replaced whole, so a read sees a
         complete version) and creates no file; :meth:`commit` re-checks under the lock."""
-        self._check(self.read(), dataset_sha256, total, cap, total_delta, delta_cap)
+        self._check(self.read(), dataset_sha256, total, (cap, delta_cap), total_delta)
 
     def commit(
         self,
@@ -290,9 +283,8 @@ class Ledger:
         with self.locked():
             content = self.read()
             delta_charge = float(entry.get("delta_charge", 0.0))
-            self._check(
-                content, dataset_sha256, total, float(entry["charge"]), total_delta, delta_charge
-            )
+            charges = (float(entry["charge"]), delta_charge)
+            self._check(content, dataset_sha256, total, charges, total_delta)
             if precondition is not None:
                 precondition()
             if content is None:

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Measures", "fully_synthetic", "partially_synthetic"]
+from pseudopost.release.schema import ReleaseSpec
+
+__all__ = ["Measures", "fully_synthetic", "partially_synthetic", "spec_args"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,18 @@ class Measures:
     utility: Mapping[str, pd.DataFrame]
     disclosure: pd.DataFrame
     notes: Mapping[str, str] = field(default_factory=dict)
+
+
+def spec_args(spec: ReleaseSpec) -> dict[str, Any]:
+    """The arguments both measure sets take from a resolved spec: the released columns, the
+    disclosure keys, sensitive column and radius, and the seed (of the pMSE's model)."""
+    return {
+        "columns": spec.columns,
+        "keys": spec.disclosure_keys,
+        "sensitive": spec.disclosure_sensitive,
+        "radius": spec.disclosure_radius,
+        "seed": spec.seed,
+    }
 
 
 def _is_numeric(s: pd.Series) -> bool:

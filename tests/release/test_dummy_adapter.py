@@ -17,7 +17,7 @@ from pseudopost.cli import main
 from pseudopost.privacy.statement import REPLACE_ONE, PrivacyStatement
 from pseudopost.release import ADAPTERS, Ledger, MechanismAdapter, ReleaseError, run_release
 from pseudopost.release.adapters import Produced
-from pseudopost.release.measures import Measures, fully_synthetic
+from pseudopost.release.measures import Measures, fully_synthetic, spec_args
 from pseudopost.release.report import ReportParts, note
 from pseudopost.release.schema import Schema, fail, pair
 
@@ -120,16 +120,7 @@ class NoisyMeanAdapter(MechanismAdapter):
         return [produced.result.sample(s) for s in seeds]
 
     def measures(self, spec, data, synthetic) -> Measures:
-        return fully_synthetic(
-            data,
-            synthetic,
-            columns=spec.columns,
-            target=None,
-            keys=spec.disclosure_keys,
-            sensitive="",
-            radius=spec.disclosure_radius,
-            seed=spec.seed,
-        )
+        return fully_synthetic(data, synthetic, target=None, **spec_args(spec))
 
     def privacy_record(self, spec, produced) -> dict[str, Any]:
         return {"laplace_scale": produced.result.scale, "stages": []}

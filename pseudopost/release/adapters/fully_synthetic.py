@@ -51,7 +51,7 @@ from pseudopost.release import report
 from pseudopost.release.adapters.base import MechanismAdapter, Produced
 from pseudopost.release.errors import SpecError
 from pseudopost.release.files import say
-from pseudopost.release.measures import Measures, fully_synthetic
+from pseudopost.release.measures import Measures, fully_synthetic, spec_args
 from pseudopost.release.schema import (
     ReleaseSpec,
     Schema,
@@ -343,16 +343,7 @@ class FullySyntheticAdapter(MechanismAdapter):
     def measures(
         self, spec: ReleaseSpec, data: pd.DataFrame, synthetic: list[pd.DataFrame]
     ) -> Measures:
-        return fully_synthetic(
-            data,
-            synthetic,
-            columns=spec.columns,
-            target=spec.settings.target,
-            keys=spec.disclosure_keys,
-            sensitive=spec.disclosure_sensitive,
-            radius=spec.disclosure_radius,
-            seed=spec.seed,
-        )
+        return fully_synthetic(data, synthetic, target=spec.settings.target, **spec_args(spec))
 
     def privacy_record(self, spec: ReleaseSpec, produced: Produced) -> dict[str, Any]:
         release, statement = produced.result, produced.statement

@@ -66,7 +66,7 @@ from pseudopost.release.adapters.base import AccountResult, MechanismAdapter, Pr
 from pseudopost.release.errors import SpecError
 from pseudopost.release.files import jsonable, say
 from pseudopost.release.ledger import BudgetError
-from pseudopost.release.measures import Measures, partially_synthetic
+from pseudopost.release.measures import Measures, partially_synthetic, spec_args
 from pseudopost.release.schema import ReleaseSpec, Schema, choice, distinct, fail
 
 __all__ = ["PseudoPosteriorAdapter", "PseudoPosteriorSettings", "load_fit", "save_fit"]
@@ -330,14 +330,10 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         return partially_synthetic(
             data,
             synthetic,
-            columns=spec.columns,
             outcome=st.outcome,
             predictors=st.predictors,
             log_outcome=st.family in LOG_SCALE,
-            keys=spec.disclosure_keys,
-            sensitive=spec.disclosure_sensitive,
-            radius=spec.disclosure_radius,
-            seed=spec.seed,
+            **spec_args(spec),
         )
 
     def privacy_record(self, spec: ReleaseSpec, produced: Produced) -> dict[str, Any]:
