@@ -55,6 +55,7 @@ class ReportParts:
     before: Sequence[str] = ()
     after: Sequence[str] = ()
     warnings: Sequence[str] = ()
+    warnings_title: str = "Warnings"
 
 
 def _png(fig) -> str:
@@ -211,7 +212,7 @@ def build_report(
         note(f"Guarantee: {statement.describe()}. Source: {statement.source or 'not stated'}."),
     ]
     if parts.warnings:
-        page.append(warning_box("Warnings", parts.warnings))
+        page.append(warning_box(parts.warnings_title, parts.warnings))
     page += [
         *parts.before,
         "<h2>Real vs synthetic marginals</h2>",

@@ -165,7 +165,11 @@ def run_release(
     statement = produced.statement
     _check_cap(adapter, spec, statement)
     eps, delta = statement.charge(spec.m)
-    say(f"{statement.describe().split('; assumes')[0]}; synthesizing m = {spec.m}")
+    per = "per dataset" if statement.unit == "dataset" else "for the release"
+    say(
+        f"{statement.scope} epsilon = {statement.epsilon:.4f}, delta = {statement.delta:.3g} "
+        f"{per}; synthesizing m = {spec.m}"
+    )
     t0 = time.perf_counter()
     produced.synthetic = adapter.synthesize(spec, produced)
     produced.timings["synthesize"] = time.perf_counter() - t0

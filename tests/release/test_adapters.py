@@ -167,6 +167,12 @@ def test_account_is_refused_without_a_posterior(tmp_path, name):
     assert "global (2, 1e-06)-DP for the whole release" in message and "\n" not in message
 
 
+def test_account_refusal_reads_an_older_privacy_record(tmp_path):
+    (tmp_path / "privacy.json").write_text(json.dumps({"epsilon": 2.0, "delta": 1e-6}))
+    with pytest.raises(SpecError, match=r"\(epsilon, delta\) = \(2\.0, 1e-06\)"):
+        ADAPTERS["reps"].check_accountable(tmp_path)
+
+
 def test_account_needs_the_saved_fit(tmp_path):
     with pytest.raises(SpecError, match=r"has no fit\.nc"):
         ADAPTERS["pseudo_posterior"].check_accountable(tmp_path)

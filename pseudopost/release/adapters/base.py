@@ -196,16 +196,11 @@ class MechanismAdapter(ABC):
         if path.is_file():
             record = json.loads(path.read_text())
             if isinstance(record.get("statement"), dict):
-                statement = PrivacyStatement.from_dict(record["statement"])
-                saved = f" (its {statement.describe().split(', neighbours')[0]}"
-            else:
-                saved = (
-                    f" (its (epsilon, delta) = ({record.get('epsilon', float('nan')):.6g}, "
-                    f"{record.get('delta') or 0.0:.3g})"
-                )
-            saved += (
-                " is fixed by its noise calibration before the data are seen; see privacy.json)"
-            )
+                what = PrivacyStatement.from_dict(record["statement"]).describe()
+            else:  # written before privacy.json carried the statement
+                eps, delta = record.get("epsilon"), record.get("delta") or 0.0
+                what = f"(epsilon, delta) = ({eps}, {delta})"
+            saved = f" (its guarantee, {what}, was fixed by its calibration; see privacy.json)"
         raise SpecError(
             f"release folder {str(folder)!r} holds a {self.name} release: there is no "
             f"posterior to re-account for this mechanism{saved}. Fix: use 'pseudopost account' "

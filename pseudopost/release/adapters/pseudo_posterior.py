@@ -424,7 +424,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         for fit, d in result.diagnostics.items():
             after.append(f"<h3>{fit} fit ({d.divergences} divergences)</h3>")
             after.append(report.table(d.table))
-        return report.ReportParts(facts, before, after, produced.warnings)
+        return report.ReportParts(facts, before, after, produced.warnings, "Sampler warnings")
 
     def write_files(self, stage: Path, spec: ReleaseSpec, produced: Produced) -> list[str]:
         """``fit.nc``: the result's DataTree (netCDF4 via h5netcdf), for ``account``."""
