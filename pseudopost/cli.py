@@ -163,14 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--draws", type=int, default=1000)
     demo.set_defaults(func=_demo)
 
-    syn = sub.add_parser("synthesize", help="run a release described by a TOML spec")
-    syn.add_argument("spec", help="the release spec (TOML)")
-    syn.add_argument("--out", default=None, help="output folder (overrides release.out)")
-    syn.set_defaults(func=_synthesize)
-    val = sub.add_parser("validate", help="check a spec, its data and the budget without running")
-    val.add_argument("spec", help="the release spec (TOML)")
-    val.add_argument("--out", default=None, help="output folder (overrides release.out)")
-    val.set_defaults(func=_validate)
+    for name, func, text in (
+        ("synthesize", _synthesize, "run a release described by a TOML spec"),
+        ("validate", _validate, "check a spec, its data and the budget without running"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("spec", help="the release spec (TOML)")
+        cmd.add_argument("--out", default=None, help="output folder (overrides release.out)")
+        cmd.set_defaults(func=func)
     acc = sub.add_parser("account", help="re-run the accountant on a saved release")
     acc.add_argument("release", help="a folder written by 'pseudopost synthesize'")
     acc.add_argument("--data", default=None, help="the input data, if it has moved")
