@@ -53,9 +53,9 @@ from pseudopost.privacy.fused import DENSE_MAX
 from pseudopost.privacy.kernels.glm import chunks
 from pseudopost.privacy.lipschitz import DEFAULT_MAX_BYTES, AbsReduction
 
-__all__ = ["BLOCK_CELLS", "TABLE_BYTES", "PartAccountant", "reduce_kernel"]
+__all__ = ["RECORD_STEP", "TABLE_BYTES", "PartAccountant", "reduce_kernel"]
 
-BLOCK_CELLS = 2**19  # (records x draws) values per NumPy block
+RECORD_STEP = 1024  # records per NumPy block (at most RECORD_STEP x 512 draws of values)
 TABLE_BYTES = 2**23  # target size of one draw block's tables on the Numba path (cache-sized)
 _MAX_DRAW_BLOCK = 512
 _LOCK = threading.Lock()
@@ -334,13 +334,11 @@ class PartAccountant:
         b = tabs[0].shape[1]
         per_record = np.zeros(self.n)
         per_draw = np.zeros(b)
-        cells = min(BLOCK_CELLS, max(1, self.max_bytes // 8))
-        step = max(1, cells // max(b, 1))
-        for i0 in range(0, self.n, step):
-            rec = slice(i0, min(self.n, i0 + step))
+        for i0 in range(0, self.n, RECORD_STEP):  # a fixed step: sums do not depend on b
+            rec = slice(i0, min(self.n, i0 + RECORD_STEP))
             g = self._values(tabs, rec)
             if want_sum:
-                per_draw += c[rec] @ g
+                per_draw += (c[rec, None] * g).sum(axis=0)  # in record order, draw by draw
                 continue
             a = np.abs(g)
             a[np.isnan(a)] = np.inf  # an undefined log density is unbounded risk
