@@ -96,7 +96,9 @@ def test_nutpie_on_the_simplex_density_matches_the_conjugate_posterior():
     rng = np.random.default_rng(4)
     n = 80
     part = make_part("dirichlet_categorical", "y", n_levels=3, concentration=1.5)
-    data = PartData(rng.choice(3, n, p=[0.2, 0.5, 0.3]).astype(float), np.zeros((n, 0)), np.ones(n, bool))
+    data = PartData(
+        rng.choice(3, n, p=[0.2, 0.5, 0.3]).astype(float), np.zeros((n, 0)), np.ones(n, bool)
+    )
     w = rng.uniform(0, 1, n)
     stats = part.statistics(data, w)
     alpha = 1.5 + stats.arrays["counts"]
@@ -104,7 +106,9 @@ def test_nutpie_on_the_simplex_density_matches_the_conjugate_posterior():
     mean, sd = alpha / a0, np.sqrt(alpha * (a0 - alpha) / (a0**2 * (a0 + 1)))
     import nutpie
 
-    trace = nutpie.sample(nutpie_model(part, stats), draws=1000, tune=500, chains=2, seed=5, progress_bar=False)
+    trace = nutpie.sample(
+        nutpie_model(part, stats), draws=1000, tune=500, chains=2, seed=5, progress_bar=False
+    )
     post = trace["posterior"].to_dataset()
     m, s, ess = _summary(post, "p")
     np.testing.assert_array_less(np.abs(m - mean), 4.5 * sd / np.sqrt(ess))

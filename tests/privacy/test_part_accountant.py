@@ -4,6 +4,8 @@ records, and its record and draw blocks combine exactly."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from scipy import special, stats
@@ -171,15 +173,14 @@ def test_record_and_draw_blocks_combine_exactly(dense):
     whole = PartAccountant(parts, data, dense=dense)
     red = whole.reduce_abs(draws, c)
     sums = whole.reduce_sum(draws, c)
-    cuts = [0, 123, 124, 377, 500]
+    spans = list(itertools.pairwise([0, 123, 124, 377, 500]))
     blocks = [
-        PartAccountant(parts, [d.take(slice(a, b)) for d in data], dense=dense)
-        for a, b in zip(cuts[:-1], cuts[1:], strict=True)
+        PartAccountant(parts, [d.take(slice(a, b)) for d in data], dense=dense) for a, b in spans
     ]
-    reds = [b.reduce_abs(draws, c[a:e]) for b, a, e in zip(blocks, cuts[:-1], cuts[1:], strict=True)]
+    reds = [b.reduce_abs(draws, c[a:e]) for b, (a, e) in zip(blocks, spans, strict=True)]
     np.testing.assert_array_equal(np.concatenate([r.per_record for r in reds]), red.per_record)
     np.testing.assert_array_equal(np.max([r.per_draw for r in reds], axis=0), red.per_draw)
-    block_sums = sum(b.reduce_sum(draws, c[a:e]) for b, a, e in zip(blocks, cuts[:-1], cuts[1:], strict=True))
+    block_sums = sum(b.reduce_sum(draws, c[a:e]) for b, (a, e) in zip(blocks, spans, strict=True))
     np.testing.assert_allclose(block_sums, sums, rtol=1e-12, atol=1e-10)
     # draw blocks: a tiny memory budget splits the draws; nothing changes
     small = PartAccountant(parts, data, dense=dense, max_bytes=8 * 2048)

@@ -301,9 +301,41 @@ class Param:
 
 @dataclass(frozen=True)
 class Layout:
-    """The free parameters of a part, in a fixed order (PyMC's value-variable order)."""
+    """The free parameters of a part, in a fixed order (the ready model's declaration order).
+
+    The unconstrained vector is the parameters' unconstrained values in that order. Parameters
+    without a transform and with a normal prior (coefficients) are handled together in one
+    vector operation per gradient; the others (sigma, phi, cutpoints, p) one by one.
+    """
 
     params: tuple[Param, ...]
+
+    def __post_init__(self) -> None:
+        slices, start = [], 0
+        for p in self.params:
+            slices.append(slice(start, start + p.free_size))
+            start += p.free_size
+        plain = [
+            (p, sl) for p, sl in zip(self.params, slices, strict=True)
+            if p.transform == "none" and p.prior[0] == "normal"
+        ]  # fmt: skip
+        idx = np.concatenate([np.arange(sl.start, sl.stop) for _, sl in plain] or [np.zeros(0)])
+        mu = np.concatenate(
+            [np.broadcast_to(np.asarray(p.prior[1], np.float64), p.shape).ravel() for p, _ in plain]
+            or [np.zeros(0)]
+        )
+        sd = np.concatenate([np.full(p.size, float(p.prior[2])) for p, _ in plain] or [np.zeros(0)])
+        object.__setattr__(self, "_slices", slices)
+        object.__setattr__(self, "_size", start)
+        object.__setattr__(self, "_plain_idx", idx.astype(np.int64))
+        object.__setattr__(self, "_plain_mu", mu)
+        object.__setattr__(self, "_plain_ivar", 1.0 / sd**2 if sd.size else sd)
+        object.__setattr__(self, "_plain_const", -float(np.sum(np.log(sd) + _HALF_LOG_2PI)))
+        object.__setattr__(
+            self,
+            "_others",
+            [(p, sl) for p, sl in zip(self.params, slices, strict=True) if (p, sl) not in plain],
+        )
 
     @property
     def names(self) -> list[str]:
@@ -320,15 +352,11 @@ class Layout:
     @property
     def size(self) -> int:
         """Length of the unconstrained vector."""
-        return sum(p.free_size for p in self.params)
+        return self._size
 
     @property
     def slices(self) -> dict[str, slice]:
-        out, start = {}, 0
-        for p in self.params:
-            out[p.name] = slice(start, start + p.free_size)
-            start += p.free_size
-        return out
+        return {p.name: sl for p, sl in zip(self.params, self._slices, strict=True)}
 
     def __getitem__(self, name: str) -> Param:
         for p in self.params:
@@ -339,9 +367,16 @@ class Layout:
     def unpack(self, x: np.ndarray) -> dict[str, np.ndarray]:
         """Constrained values by name from unconstrained ``x`` of shape (..., size)."""
         x = np.asarray(x, dtype=np.float64)
-        if x.shape[-1:] != (self.size,):
-            raise ValueError(f"Expected a vector of length {self.size} (last axis); got {x.shape}.")
-        return {p.name: p.backward(x[..., s]) for p, s in zip(self.params, self.slices.values())}
+        if x.shape[-1:] != (self._size,):
+            raise ValueError(f"Expected a vector of length {self._size} (last axis); got {x.shape}.")
+        lead = x.shape[:-1]
+        out = {}
+        for p, sl in zip(self.params, self._slices, strict=True):
+            if p.transform == "none":
+                out[p.name] = x[..., sl].reshape((*lead, *p.shape))
+            else:
+                out[p.name] = p.backward(x[..., sl])
+        return out
 
     def pack(self, values: Mapping[str, np.ndarray]) -> np.ndarray:
         """The unconstrained vector (..., size) of constrained ``values`` (inverse of unpack)."""
@@ -356,15 +391,21 @@ class Layout:
     ) -> tuple[float, np.ndarray]:
         """(log prior + log-Jacobian, gradient on x) given the log-likelihood's gradient on the
         constrained values (``grads``; a missing name counts as 0)."""
-        total = 0.0
-        out = np.empty(self.size)
-        for p, s in zip(self.params, self.slices.values(), strict=True):
+        out = np.empty(self._size)
+        idx = self._plain_idx
+        d = x[idx] - self._plain_mu
+        out[idx] = -d * self._plain_ivar
+        total = self._plain_const - 0.5 * float(d @ (d * self._plain_ivar))
+        for p, sl in zip(self.params, self._slices, strict=True):
+            if p.transform == "none" and p.name in grads:
+                out[sl] += np.reshape(grads[p.name], -1)
+        for p, sl in self._others:
             v = values[p.name]
             lp, gp = p.log_prior_grad(v)
             g = gp + grads[p.name] if p.name in grads else gp
-            lj, gx = p.chain(x[s], v, g)
+            lj, gx = p.chain(x[sl], v, g)
             total += lp + lj
-            out[s] = gx
+            out[sl] = gx
         return total, out
 
     def check_draws(self, draws: Mapping[str, np.ndarray], label: str = "") -> dict:
@@ -626,7 +667,9 @@ class Part(ABC):
             got = stats.family if isinstance(stats, Stats) else type(stats).__name__
             raise ValueError(f"Part '{self.name}' needs '{self.family}' statistics; got {got}.")
 
-    def logp_grad(self, x: np.ndarray, arrays: Mapping[str, np.ndarray]) -> tuple[float, np.ndarray]:
+    def logp_grad(
+        self, x: np.ndarray, arrays: Mapping[str, np.ndarray]
+    ) -> tuple[float, np.ndarray]:
         """(log density, gradient) at unconstrained ``x`` given the statistics' ``arrays``."""
         x = np.asarray(x, dtype=np.float64)
         values = self.layout.unpack(x)

@@ -27,7 +27,14 @@ from scipy import special
 
 from pseudopost.models.parts.base import Layout, Param, Part, group_rows
 
-__all__ = ["CategoricalPart", "check_levels", "code_support", "level_counts"]
+__all__ = ["CategoricalPart", "check_levels", "code_support", "level_counts", "log_softmax"]
+
+
+def log_softmax(logits: np.ndarray) -> np.ndarray:
+    """log softmax over the last axis: z - log sum exp z with z = logits - max (NumPy's
+    vectorised exp and log)."""
+    z = logits - logits.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
 
 
 def check_levels(part: Part, k: object) -> None:
@@ -97,8 +104,7 @@ class CategoricalPart(Part):
 
     def _loglik_grad(self, values, arrays):
         rows, counts = arrays["rows"], arrays["counts"]
-        logits = self._logits(values, rows)
-        ls = special.log_softmax(logits, axis=1)
+        ls = log_softmax(self._logits(values, rows))
         ll = float(np.sum(np.where(counts > 0, counts * ls, 0.0)))
         d = counts[:, 1:] - counts.sum(axis=1, keepdims=True) * np.exp(ls[:, 1:])
         grads = {"intercept": d.sum(axis=0)}
@@ -112,8 +118,7 @@ class CategoricalPart(Part):
         logits[:, :, 1:] = params["intercept"][:, None, :]
         for j in range(self.p):  # no BLAS: block-invariant values (Part.eta_rows)
             logits[:, :, 1:] += params["beta"][:, j, None, :] * rows[None, :, j, None]
-        ls = special.log_softmax(logits, axis=2)
-        return ls[:, key_row, key_y.astype(np.int64)]
+        return log_softmax(logits)[:, key_row, key_y.astype(np.int64)]
 
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)

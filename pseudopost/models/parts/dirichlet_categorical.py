@@ -44,8 +44,10 @@ class DirichletCategoricalPart(Part):
                 f"{list(self.predictors)} (use 'categorical')."
             )
         a = self.concentration
-        if isinstance(a, bool) or not isinstance(a, int | float | np.integer | np.floating) or not (
-            np.isfinite(a) and a > 0
+        if (
+            isinstance(a, bool)
+            or not isinstance(a, int | float | np.integer | np.floating)
+            or not (np.isfinite(a) and a > 0)
         ):
             raise ValueError(f"'concentration' must be a finite number > 0. Got {a!r}.")
         object.__setattr__(self, "concentration", float(a))

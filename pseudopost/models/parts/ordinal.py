@@ -108,16 +108,26 @@ class OrdinalPart(Part):
 
     def _loglik_grad(self, values, arrays):
         rows, counts = arrays["rows"], arrays["counts"]
-        k = self.n_levels
+        c = values["cutpoints"]
+        m = c.size  # K - 1
         eta = rows @ values["beta"] if self.p else np.zeros(rows.shape[0])
-        levels = np.broadcast_to(np.arange(k), counts.shape)
-        logp, da, db = ordinal_logp(values["cutpoints"], eta[:, None], levels)
-        used = counts > 0
-        ll = float(np.sum(np.where(used, counts * logp, 0.0)))
-        ca, cb = np.where(used, counts * da, 0.0), np.where(used, counts * db, 0.0)
-        grads = {"cutpoints": ca[:, :-1].sum(axis=0) + cb[:, 1:].sum(axis=0)}
+        A = c[None, :] - eta[:, None]  # a of levels 0..m-1, b of levels 1..m
+        logp = np.empty(counts.shape)
+        ls_a, ls_na = log_sigmoid(A), log_sigmoid(-A)
+        logp[:, 0] = ls_a[:, 0]
+        logp[:, m] = ls_na[:, m - 1]
+        gap = np.diff(c)  # c_k - c_{k-1} = a - b of the inner levels
+        logp[:, 1:m] = ls_a[:, 1:] + ls_na[:, :-1] + log1mexp(-gap)
+        ll = float(np.sum(np.where(counts > 0, counts * logp, 0.0)))
+        r = 1.0 / np.expm1(gap)
+        da = expit(-A)  # d log P / da of levels 0..m-1
+        da[:, 1:] += r
+        db = -expit(A)  # d log P / db of levels 1..m
+        db[:, :-1] -= r
+        g = counts[:, :m] * da + counts[:, 1:] * db  # gradient on A
+        grads = {"cutpoints": g.sum(axis=0)}
         if self.p:
-            grads["beta"] = -(ca + cb).sum(axis=1) @ rows
+            grads["beta"] = -g.sum(axis=1) @ rows
         return ll, grads
 
     def _key_table(self, params, rows, key_row, key_y):

@@ -179,7 +179,9 @@ class PartAccountant:
         if len(set(names)) != len(names):
             raise ValueError(f"Part names must be unique; got {names}.")
         if len(data) != len(parts):
-            raise ValueError(f"'data' must hold one PartData per part ({len(parts)}); got {len(data)}.")
+            raise ValueError(
+                f"'data' must hold one PartData per part ({len(parts)}); got {len(data)}."
+            )
         ns = {p.name: d.n for p, d in zip(parts, data, strict=True)}
         if len(set(ns.values())) != 1:
             raise ValueError(f"Every part's data must have the same records; got n = {ns}.")
@@ -227,7 +229,10 @@ class PartAccountant:
         self._order = order.astype(np.int64)
         self._rank = np.empty(self.n, dtype=np.int64)
         self._rank[order] = np.arange(self.n)
-        self._lidx, self._gidx = np.ascontiguousarray(lidx[order]), np.ascontiguousarray(gidx[order])
+        self._lidx, self._gidx = (
+            np.ascontiguousarray(lidx[order]),
+            np.ascontiguousarray(gidx[order]),
+        )
         self._gy, self._gaux = np.ascontiguousarray(gy[order]), np.ascontiguousarray(gaux[order])
 
     # -- draws and tables ------------------------------------------------------------------
@@ -236,7 +241,11 @@ class PartAccountant:
         if not isinstance(draws, Mapping):
             raise TypeError(f"'draws' must be a mapping of arrays; got {type(draws).__name__}.")
         out = [p.layout.check_draws(draws, f"{p.name}{SEP}") for p in self.parts]
-        counts = {p.name: next(iter(d.values())).shape[0] for p, d in zip(self.parts, out) if d}
+        counts = {
+            p.name: next(iter(d.values())).shape[0]
+            for p, d in zip(self.parts, out, strict=True)
+            if d
+        }
         if len(set(counts.values())) > 1:
             raise ValueError(f"Every part needs the same number of (paired) draws; got {counts}.")
         if not counts:

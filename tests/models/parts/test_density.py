@@ -61,7 +61,9 @@ def test_logp_grad_equals_pymc(case, request):
     rng = np.random.default_rng(3)
     xs = _points(part, rng)
     ours = [density.logp_grad(x) for x in xs]
-    theirs = [(float(logp(_pymc_point(model, part, x))), dlogp(_pymc_point(model, part, x))) for x in xs]
+    theirs = [
+        (float(logp(_pymc_point(model, part, x))), dlogp(_pymc_point(model, part, x))) for x in xs
+    ]
     for (v, g), (rv, rg) in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(g, _pymc_grad(model, part, rg), rtol=1e-10, atol=1e-10)
         # PyMC's normal and half-normal constants carry a float32 rounding (3e-8 per
@@ -165,7 +167,9 @@ def test_empty_statistics_give_the_prior(case, reference):
     assert value == pytest.approx(reference["prior"](part, x), rel=1e-12)
 
 
-@pytest.mark.parametrize("family,model", [("normal", NormalRegression), ("lognormal", LogNormalRegression)])
+@pytest.mark.parametrize(
+    "family,model", [("normal", NormalRegression), ("lognormal", LogNormalRegression)]
+)
 def test_gaussian_statistics_are_the_sufficient_paths(family, model, reference):
     """Normal and log-normal parts use fitting.sufficient's exact Z'WZ statistics."""
     case = reference["build_case"](family)

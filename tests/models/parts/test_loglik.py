@@ -53,12 +53,7 @@ def test_loglik_equals_pymc_compute_log_likelihood(name, reference):
     part, data = case.part, case.data
     draws = _draws(part, np.random.default_rng(9), b=4)
     dims = part.dims()
-    post = xr.Dataset(
-        {
-            k: (("chain", "draw", *dims.get(k, ())), v[None])
-            for k, v in draws.items()
-        }
-    )
+    post = xr.Dataset({k: (("chain", "draw", *dims.get(k, ())), v[None]) for k, v in draws.items()})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = part.pymc_model(data, np.ones(data.n))

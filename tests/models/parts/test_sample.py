@@ -96,7 +96,9 @@ def test_only_conjugate_parts_have_exact_draws(reference):
     with pytest.raises(NotImplementedError, match="no conjugate"):
         case.part.exact_draws(stats, 10, np.random.default_rng(0))
     dc = make_part("dirichlet_categorical", "y", n_levels=2)
-    s = dc.statistics(PartData(np.array([0.0, 1.0]), np.zeros((2, 0)), np.ones(2, bool)), np.ones(2))
+    s = dc.statistics(
+        PartData(np.array([0.0, 1.0]), np.zeros((2, 0)), np.ones(2, bool)), np.ones(2)
+    )
     with pytest.raises(ValueError, match="n_draws"):
         dc.exact_draws(s, 0, np.random.default_rng(0))
     with pytest.raises(TypeError, match="Generator"):

@@ -12,7 +12,9 @@ from pseudopost.models.parts import FAMILIES, PartData, make_part
 def _data(y, X=None, active=None):
     y = np.asarray(y, dtype=float)
     n = y.size
-    return PartData(y, np.zeros((n, 0)) if X is None else X, np.ones(n, bool) if active is None else active)
+    return PartData(
+        y, np.zeros((n, 0)) if X is None else X, np.ones(n, bool) if active is None else active
+    )
 
 
 def test_part_data_shapes_and_types():
@@ -71,7 +73,7 @@ def test_design_and_weights_are_checked():
 def test_specs_are_checked():
     with pytest.raises(ValueError, match="Unknown part family 'beta'"):
         make_part("beta", "y")
-    with pytest.raises(ValueError, match="'n_levels' must be an integer >= 2. Got 1"):
+    with pytest.raises(ValueError, match=r"'n_levels' must be an integer >= 2\. Got 1"):
         make_part("categorical", "y", n_levels=1)
     with pytest.raises(ValueError, match="'n_levels' must be an integer >= 2"):
         make_part("ordinal", "y", n_levels=2.5)
