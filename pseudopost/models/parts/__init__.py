@@ -30,6 +30,7 @@ from pseudopost.models.parts.base import (
     PartDensity,
     Stats,
     group_rows,
+    row_keys,
 )
 from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
@@ -64,6 +65,7 @@ __all__ = [
     "ZeroTruncatedNegativeBinomialPart",
     "group_rows",
     "make_part",
+    "row_keys",
 ]
 
 #: family name -> part class (the one table of part families)

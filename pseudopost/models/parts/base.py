@@ -123,32 +123,59 @@ class PartData:
         return PartData(self.y[idx], self.X[idx], self.active[idx])
 
 
+#: integer values spanning fewer than this many codes are ranked by counting, not sorting
+_COUNTING_SPAN = 2**22
+
+
+def _rank(v: np.ndarray) -> tuple[int, np.ndarray]:
+    """(number of distinct values, each value's rank among them) of a 1-d array.
+
+    Integer values within a span of :data:`_COUNTING_SPAN` (the codes of a discrete design)
+    are ranked by counting, in O(n); others by sorting (``np.unique``).
+    """
+    if v.size:
+        lo, hi = v.min(), v.max()
+        span = hi - lo
+        if np.isfinite(span) and span < _COUNTING_SPAN:
+            iv = (v - lo).astype(np.int64)
+            if np.array_equal(iv, v - lo):  # integer-valued
+                present = np.bincount(iv, minlength=int(span) + 1) > 0
+                rank = np.cumsum(present) - 1
+                return int(rank[-1]) + 1, rank[iv]
+    values, inv = np.unique(v, return_inverse=True)
+    return int(values.size), inv.reshape(-1).astype(np.int64)
+
+
 def row_keys(X: np.ndarray) -> np.ndarray:
     """An int64 key per row of ``X`` (n, p) whose order is the rows' lexicographic order.
 
-    Mixed radix over the columns' sorted distinct values (``-0.0`` equals ``0.0``); when the
-    radix would overflow, the key so far is compressed to its rank first, so any number of
-    columns works. Cost: one sort per column (integer sorts, no structured ``np.unique``).
+    Mixed radix over the ranks of each column's distinct values (``-0.0`` equals ``0.0``);
+    when the radix would overflow, the key so far is replaced by its rank first, so any number
+    of columns works. Cost: a count (integer codes) or a sort per column, never a structured
+    ``np.unique(axis=0)``.
     """
     n, p = X.shape
     key = np.zeros(n, dtype=np.int64)
     radix = 1
     for j in range(p):
-        values, inv = np.unique(X[:, j], return_inverse=True)
-        k = max(values.size, 1)
+        k, inv = _rank(X[:, j])
+        k = max(k, 1)
         if radix > (2**62) // k:
-            _, key = np.unique(key, return_inverse=True)
-            key = key.reshape(-1).astype(np.int64)
-            radix = int(key.max()) + 1 if n else 1
-        key = key * k + inv.reshape(-1)
+            radix, key = _rank(key)
+        key = key * k + inv
         radix *= k
     return key
 
 
 def group_keys(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(first record of each distinct key in sorted order, each record's group index)."""
-    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
-    return first, inv.reshape(-1).astype(np.int64)
+    """(a record of each distinct key, in sorted key order; each record's group index).
+
+    Any member represents its group (they share the key), here the last one.
+    """
+    u, inv = _rank(key.astype(np.float64)) if key.size and key.max() < 2**53 else _rank(key)
+    rep = np.empty(u, dtype=np.int64)
+    rep[inv] = np.arange(key.size)
+    return rep, inv
 
 
 def group_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +188,8 @@ def group_rows(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros((1 if n else 0, 0)), np.zeros(n, dtype=np.int64)
     if n == 0:
         return np.zeros((0, p)), np.zeros(0, dtype=np.int64)
-    first, inv = group_keys(row_keys(X))
-    return X[first] + 0.0, inv
+    rep, inv = group_keys(row_keys(X))
+    return X[rep] + 0.0, inv
 
 
 def check_weights(weights: np.ndarray, n: int) -> np.ndarray:
@@ -368,7 +395,9 @@ class Layout:
         """Constrained values by name from unconstrained ``x`` of shape (..., size)."""
         x = np.asarray(x, dtype=np.float64)
         if x.shape[-1:] != (self._size,):
-            raise ValueError(f"Expected a vector of length {self._size} (last axis); got {x.shape}.")
+            raise ValueError(
+                f"Expected a vector of length {self._size} (last axis); got {x.shape}."
+            )
         lead = x.shape[:-1]
         out = {}
         for p, sl in zip(self.params, self._slices, strict=True):
@@ -704,9 +733,9 @@ class Part(ABC):
         ya = data.y[act]
         if not ya.size:
             return Encoded(data.n, rows, index, np.zeros(0, np.int64), empty, empty, empty)
-        first, kinv = group_keys(row_keys(np.column_stack([inv.astype(np.float64), ya])))
+        rep, kinv = group_keys(row_keys(np.column_stack([inv.astype(np.float64), ya])))
         index[act] = kinv
-        return Encoded(data.n, rows, index, inv[first], ya[first], empty, empty)
+        return Encoded(data.n, rows, index, inv[rep], ya[rep], empty, empty)
 
     def _gauss_outcome(self, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError

@@ -84,8 +84,9 @@ class BernoulliPart(Part):
         return ll, linear_grads(self, rows, wy - w * expit(eta))
 
     def _key_table(self, params, rows, key_row, key_y):
-        eta = self.eta_rows(params, rows)[:, key_row]
-        return np.where(key_y == 1.0, log_sigmoid(eta), log_sigmoid(-eta))
+        eta = self.eta_rows(params, rows)  # per design row, then gathered per key
+        one, zero = log_sigmoid(eta), log_sigmoid(-eta)
+        return np.where(key_y == 1.0, one[:, key_row], zero[:, key_row])
 
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)

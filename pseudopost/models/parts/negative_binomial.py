@@ -38,20 +38,9 @@ from pseudopost.models.parts.base import Layout, Param, Part
 from pseudopost.models.parts.bernoulli import coefficients, linear_grads, linear_rows
 from pseudopost.models.parts.poisson import count_statistics, is_count
 
-__all__ = ["POISSON_LIMIT", "NegativeBinomialPart", "nb_logpmf"]
+__all__ = ["POISSON_LIMIT", "NegativeBinomialPart"]
 
 POISSON_LIMIT = 1e10
-
-
-def nb_logpmf(y: np.ndarray, eta: np.ndarray, phi: np.ndarray) -> np.ndarray:
-    """log NB(y | e^eta, phi) elementwise (Poisson limit above :data:`POISSON_LIMIT`)."""
-    log_phi = np.log(phi)
-    ell = np.logaddexp(log_phi, eta)
-    tail = np.where(y != 0.0, y * (eta - ell), 0.0)
-    nb = special.gammaln(y + phi) - special.gammaln(phi) - special.gammaln(y + 1.0)
-    nb = nb + tail + phi * (log_phi - ell)
-    poisson = y * eta - np.exp(eta) - special.gammaln(y + 1.0)
-    return np.where(phi > POISSON_LIMIT, poisson, nb)
 
 
 @dataclass(frozen=True)
@@ -108,8 +97,26 @@ class NegativeBinomialPart(Part):
         return 0.0, 0.0, 0.0
 
     def _key_table(self, params, rows, key_row, key_y):
-        eta = self.eta_rows(params, rows)[:, key_row]
-        return nb_logpmf(key_y[None, :], eta, params["phi"][:, None])
+        return self._nb_table(params, rows, key_row, key_y)[0]
+
+    def _nb_table(self, params, rows, key_row, key_y):
+        """(log NB per key (B, keys), eta (B, U), phi (B, 1)): log Gamma terms per distinct
+        outcome, log(phi + e^eta) per design row, gathered per key (module docstring)."""
+        eta = self.eta_rows(params, rows)
+        phi = params["phi"][:, None]
+        values, vidx = np.unique(key_y, return_inverse=True)
+        vidx = vidx.reshape(-1)
+        lg = special.gammaln(values + phi) - special.gammaln(phi) - special.gammaln(values + 1.0)
+        log_phi = np.log(phi)
+        ell = np.logaddexp(log_phi, eta)[:, key_row]
+        ek = eta[:, key_row]
+        tail = np.where(key_y != 0.0, key_y * (ek - ell), 0.0)
+        f = lg[:, vidx] + tail + phi * (log_phi - ell)
+        big = phi[:, 0] > POISSON_LIMIT
+        if big.any():  # PyMC's Poisson limit
+            e = ek[big]
+            f[big] = key_y * e - np.exp(e) - special.gammaln(key_y + 1.0)
+        return f, eta, phi
 
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)

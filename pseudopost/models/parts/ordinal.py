@@ -36,29 +36,21 @@ from pseudopost.models.parts._math import expit, log1mexp, log_sigmoid
 from pseudopost.models.parts.base import Layout, Param, Part
 from pseudopost.models.parts.categorical import check_levels, code_support, level_counts
 
-__all__ = ["OrdinalPart", "ordinal_logp"]
+__all__ = ["OrdinalPart", "level_logp"]
 
 
-def ordinal_logp(cut: np.ndarray, eta: np.ndarray, k: np.ndarray) -> tuple[np.ndarray, ...]:
-    """(log P, dlogP/da, dlogP/db) for levels ``k`` (int), cutpoints ``cut`` (..., K-1) and
-    ``eta``, broadcast together; a and b as in the module docstring (0 where absent)."""
+def level_logp(cut: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(log P(level k) of shape (..., U, K), A = c - eta of shape (..., U, K-1)) for cutpoints
+    ``cut`` (..., K-1) and ``eta`` (..., U) (module docstring's three-term form)."""
     m = cut.shape[-1]
-    if cut.ndim > 1:
-        hi = np.take_along_axis(cut, np.clip(k, 0, m - 1), axis=-1)
-        lo = np.take_along_axis(cut, np.clip(k - 1, 0, m - 1), axis=-1)
-    else:
-        hi, lo = cut[np.clip(k, 0, m - 1)], cut[np.clip(k - 1, 0, m - 1)]
-    a, b = hi - eta, lo - eta
-    bottom, top = k == 0, k == m
-    gap = np.where(bottom | top, 1.0, hi - lo)  # a - b = c_k - c_{k-1} > 0 inside
-    ls_a = np.where(top, 0.0, log_sigmoid(a))  # log sigma(a); sigma(+inf) = 1 at the top
-    ls_b = np.where(bottom, 0.0, log_sigmoid(-b))  # log sigma(-b); b = -inf at the bottom
-    inner = np.where(bottom | top, 0.0, log1mexp(-gap))
-    logp = ls_a + ls_b + inner
-    r = np.where(bottom | top, 0.0, 1.0 / np.expm1(gap))
-    da = np.where(top, 0.0, expit(-a) + r)
-    db = np.where(bottom, 0.0, -expit(b) - r)
-    return logp, da, db
+    A = cut[..., None, :] - eta[..., :, None]
+    ls_a, ls_na = log_sigmoid(A), log_sigmoid(-A)
+    out = np.empty((*A.shape[:-1], m + 1))
+    out[..., 0] = ls_a[..., 0]
+    out[..., m] = ls_na[..., m - 1]
+    inner = log1mexp(-np.diff(cut, axis=-1))  # log(1 - e^{-(c_k - c_{k-1})})
+    out[..., 1:m] = ls_a[..., 1:] + ls_na[..., :-1] + inner[..., None, :]
+    return out, A
 
 
 @dataclass(frozen=True)
@@ -111,13 +103,8 @@ class OrdinalPart(Part):
         c = values["cutpoints"]
         m = c.size  # K - 1
         eta = rows @ values["beta"] if self.p else np.zeros(rows.shape[0])
-        A = c[None, :] - eta[:, None]  # a of levels 0..m-1, b of levels 1..m
-        logp = np.empty(counts.shape)
-        ls_a, ls_na = log_sigmoid(A), log_sigmoid(-A)
-        logp[:, 0] = ls_a[:, 0]
-        logp[:, m] = ls_na[:, m - 1]
+        logp, A = level_logp(c, eta)  # A: a of levels 0..m-1, b of levels 1..m
         gap = np.diff(c)  # c_k - c_{k-1} = a - b of the inner levels
-        logp[:, 1:m] = ls_a[:, 1:] + ls_na[:, :-1] + log1mexp(-gap)
         ll = float(np.sum(np.where(counts > 0, counts * logp, 0.0)))
         r = 1.0 / np.expm1(gap)
         da = expit(-A)  # d log P / da of levels 0..m-1
@@ -135,8 +122,8 @@ class OrdinalPart(Part):
         eta = np.zeros((cut.shape[0], rows.shape[0]))
         for j in range(self.p):  # no BLAS: block-invariant values (Part.eta_rows)
             eta += params["beta"][:, j, None] * rows[:, j]
-        kk = np.broadcast_to(key_y.astype(np.int64), (cut.shape[0], key_y.size))
-        return ordinal_logp(cut, eta[:, key_row], kk)[0]
+        logp, _ = level_logp(cut, eta)  # per design row and level, then gathered per key
+        return logp[:, key_row, key_y.astype(np.int64)]
 
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)

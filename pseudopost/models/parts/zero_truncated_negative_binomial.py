@@ -25,7 +25,7 @@ from scipy import stats
 
 from pseudopost.models.parts._math import log1mexp
 from pseudopost.models.parts.base import PartData, check_weights
-from pseudopost.models.parts.negative_binomial import NegativeBinomialPart, nb_logpmf
+from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
 
 __all__ = ["ZeroTruncatedNegativeBinomialPart", "log_p0"]
 
@@ -52,9 +52,8 @@ class ZeroTruncatedNegativeBinomialPart(NegativeBinomialPart):
         return -float(w @ log1mexp(l0)), r * (-phi * q), float(r @ (np.log(phi) - ell + q))
 
     def _key_table(self, params, rows, key_row, key_y):
-        eta = self.eta_rows(params, rows)[:, key_row]
-        phi = params["phi"][:, None]
-        return nb_logpmf(key_y[None, :], eta, phi) - log1mexp(log_p0(eta, phi))
+        f, eta, phi = self._nb_table(params, rows, key_row, key_y)
+        return f - log1mexp(log_p0(eta, phi))[:, key_row]  # truncation per design row
 
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)

@@ -48,7 +48,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numba import njit, prange
 
-from pseudopost.models.parts import SEP, Part, PartData
+from pseudopost.models.parts import SEP, Part, PartData, row_keys
 from pseudopost.privacy.fused import DENSE_MAX
 from pseudopost.privacy.kernels.glm import chunks
 from pseudopost.privacy.lipschitz import DEFAULT_MAX_BYTES, AbsReduction
@@ -225,7 +225,9 @@ class PartAccountant:
             gy[:, c], gaux[:, c] = e.y, e.aux
         # records sorted by their table rows (first part first): consecutive records share
         # rows, which then stay in cache; results are mapped back to the records' order
-        order = np.lexsort([*gidx.T[::-1], *lidx.T[::-1]]) if self.n else np.zeros(0, int)
+        order = np.argsort(
+            row_keys(np.column_stack([lidx, gidx]).astype(np.float64)), kind="stable"
+        )
         self._order = order.astype(np.int64)
         self._rank = np.empty(self.n, dtype=np.int64)
         self._rank[order] = np.arange(self.n)
