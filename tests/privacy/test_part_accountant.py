@@ -167,6 +167,35 @@ def test_every_family_alone_and_inactive_records_are_zero():
 
 
 @pytest.mark.parametrize("dense", [True, False], ids=["numpy", "numba"])
+def test_a_part_with_no_active_record_contributes_nothing(dense):
+    rng = np.random.default_rng(8)
+    n = 60
+    X = rng.integers(0, 2, (n, 1)).astype(float)
+    parts = [
+        make_part("normal", "a", ["x"]),
+        make_part("poisson", "b", ["x"]),
+        make_part("categorical", "c", ["x"], n_levels=3),
+    ]
+    nothing = np.zeros(n, bool)
+    data = [
+        PartData(np.full(n, np.nan), X, nothing),
+        PartData(rng.poisson(2.0, n).astype(float), X, np.ones(n, bool)),
+        PartData(np.full(n, np.nan), X, nothing),
+    ]
+    draws = {}
+    for p in parts:
+        x = p.initial_point(0) + rng.normal(size=(7, p.layout.size))
+        draws.update({f"{p.name}::{k}": v for k, v in p.layout.unpack(x).items()})
+    F = brute(parts, data, draws)
+    acc = PartAccountant(parts, data, dense=dense)
+    per_record, per_draw, sums = reductions(F, np.ones(n))
+    red = acc.reduce_abs(draws, np.ones(n))
+    np.testing.assert_allclose(red.per_record, per_record, rtol=1e-12)
+    np.testing.assert_allclose(red.per_draw, per_draw, rtol=1e-12)
+    np.testing.assert_allclose(acc.reduce_sum(draws, np.ones(n)), sums, rtol=1e-12)
+
+
+@pytest.mark.parametrize("dense", [True, False], ids=["numpy", "numba"])
 def test_record_and_draw_blocks_combine_exactly(dense):
     parts, data, draws = random_file(11, n=500, m=40)
     c = np.random.default_rng(1).uniform(0, 1, 500)
