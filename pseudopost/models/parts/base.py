@@ -19,8 +19,9 @@ NumPy in, NumPy out:
 
 * :attr:`Part.layout` (:class:`Layout`): the free parameters, their constrained shapes and
   transforms (``log`` for sigma/phi, ``ordered`` for cutpoints, ``simplex`` for
-  probabilities), in PyMC's value-variable order; ``unpack``/``pack`` map the unconstrained
-  vector to constrained values and back.
+  probabilities), in the ready model's declaration order (PyMC's value variables match them by
+  name: ``Param.value_name``); ``unpack``/``pack`` map the unconstrained vector to
+  constrained values and back.
 * :meth:`Part.statistics` ``(data, weights) -> Stats``: the exact grouped statistics of the
   weighted log-likelihood :math:`\sum_i w_i a_i f(x_i)` (records grouped by distinct design
   row, and by outcome where the family needs it: design notes section 9). Statistics of
@@ -29,7 +30,9 @@ NumPy in, NumPy out:
   rounding, so Dask can map blocks and reduce with ``+``.
 * :meth:`Part.log_density` ``(stats)``: :class:`PartDensity` with ``logp_grad(x)``, the weighted
   log-likelihood + log prior + log-Jacobian on the unconstrained scale and its gradient, in
-  NumPy (nothing compiled). The nutpie glue is :mod:`pseudopost.fitting.parts`.
+  NumPy (nothing compiled). The nutpie model is built by
+  :func:`pseudopost.fitting.parts.nutpie_model` ``(part, stats)`` (a function of the fitting
+  layer, not a method: models sit below fitting and never import it).
 * :meth:`Part.loglik` ``(draws, data, records)``: the per-record log-likelihood (0 where not
   active) of a block of draws, computed per distinct pattern and gathered per record.
 * :meth:`Part.sample` ``(params, X, u)``: synthesis by inversion, the ready model's
@@ -40,7 +43,9 @@ NumPy in, NumPy out:
 Per-record evaluation has two kinds. ``lookup`` parts (discrete outcomes) group the active
 records by (design row, outcome) *key*: :math:`f` is a table over keys per draw, looked up per
 record. ``gauss`` parts (normal, log-normal) tabulate the linear predictor per design row and
-finish per record: :math:`f_i = k_m + a_i - \tfrac12((y_i - \eta_{m,g(i)})/\sigma_m)^2`.
+finish per record: :math:`f_i = k_m + J_i - \tfrac12((y_i - \eta_{m,g(i)})/\sigma_m)^2` with
+:math:`k_m = -\log\sigma_m - \tfrac12\log 2\pi` and :math:`J_i` the record's Jacobian
+(:math:`-\log x_i` for the log-normal, 0 for the normal).
 The fused accountant (:mod:`pseudopost.privacy.kernels.parts`) uses the same tables.
 """
 
@@ -546,7 +551,7 @@ class Encoded:
     ``index[i]`` is record i's key (lookup parts) or design row (gauss parts), -1 where the
     record is not active. Lookup parts: key k has design row ``key_row[k]`` and outcome
     ``key_y[k]``. Gauss parts: ``y`` the outcome on the modelling scale and ``aux`` the
-    per-record constant (:math:`-\\log x_i` for the log-normal), 0 where not active.
+    record's Jacobian :math:`J_i` (:math:`-\\log x_i` for the log-normal), 0 where not active.
     """
 
     n: int

@@ -27,7 +27,7 @@ the parts fill per-key tables in NumPy (:meth:`Part.table
 <pseudopost.models.parts.base.Part.table>`: log-likelihood per key and draw, or the linear
 predictor per row and draw), stored key-major so that one key's draws are contiguous; then one
 loop over records sums, for every draw of the block, the record's table entries
-(:math:`a_i - \tfrac12((y_i - \eta)/\sigma)^2 + k_m` for gauss parts) and folds the sum into
+(:math:`k_m + J_i - \tfrac12((y_i - \eta)/\sigma_m)^2` for gauss parts) and folds the sum into
 the reductions. Above :data:`~pseudopost.privacy.fused.DENSE_MAX` record-draws the loop is a
 Numba kernel over fixed record chunks (``prange``; the chunking depends on n only, so sums are
 reproducible); below it the same sums run in NumPy on (records x draws) blocks (nothing to
