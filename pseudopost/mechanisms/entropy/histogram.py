@@ -51,11 +51,13 @@ from pseudopost.privacy.entropy import (
 )
 from pseudopost.privacy.noise import (
     Backend,
+    check_classic_gaussian,
     gaussian_noise,
     gaussian_sigma,
     laplace_noise,
     laplace_scale,
 )
+from pseudopost.privacy.statement import ADD_REMOVE, REPLACE_ONE, PrivacyStatement
 
 __all__ = [
     "EntropyHistogram",
@@ -77,6 +79,16 @@ def count_sensitivity(mechanism: Mechanism, neighbouring: Neighbouring) -> float
     if neighbouring == "add-remove":
         return 1.0
     return 2.0 if mechanism == "laplace" else float(np.sqrt(2.0))
+
+
+def _exact_noise_note(backend: str) -> tuple[str, ...]:
+    """The floating-point assumption of a NumPy noise draw (none for OpenDP's samplers)."""
+    if backend == "opendp":
+        return ()
+    return (
+        "exact noise (NumPy's floating-point sampler is not hardened against floating-point "
+        "attacks; backend='opendp' is)",
+    )
 
 
 def _check_choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
@@ -116,6 +128,27 @@ class HistogramRelease:
     delta: float
     backend: str
 
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """Global (epsilon, delta)-DP of this one count release (Algorithm 1 lines 2-4: Laplace
+        pure epsilon, or Gaussian), under the neighbouring relation it was calibrated for."""
+        replace = self.neighbouring == "replace-one"
+        return PrivacyStatement(
+            mechanism="entropy_histogram",
+            epsilon=self.epsilon,
+            delta=self.delta,
+            neighbouring=REPLACE_ONE if replace else ADD_REMOVE,
+            scope="global",
+            unit="release",
+            assumptions=(
+                *(("n is public",) if replace else ()),
+                "the bins are public (fixed before seeing the data)",
+                *_exact_noise_note(self.backend),
+            ),
+            source=f"REAEDP, Algorithm 1 lines 2-4 ({self.mechanism} mechanism, "
+            f"sensitivity {self.sensitivity:g})",
+        )
+
 
 @dataclass(frozen=True)
 class EntropyRelease:
@@ -130,6 +163,26 @@ class EntropyRelease:
     epsilon: float
     delta: float
     backend: str
+
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        r"""Global (epsilon, delta)-DP of this one entropy release: noise calibrated to Theorem 3's
+        bound :math:`\Delta_H(n)` (eq. 4) or the Renyi bound, replace-one with n public."""
+        bound = "Theorem 3, eq. 4" if self.order is None else f"Renyi order {self.order:g} bound"
+        return PrivacyStatement(
+            mechanism="entropy_value",
+            epsilon=self.epsilon,
+            delta=self.delta,
+            neighbouring=REPLACE_ONE,
+            scope="global",
+            unit="release",
+            assumptions=(
+                "n is public",
+                "the bins are public (fixed before seeing the data)",
+                *_exact_noise_note(self.backend),
+            ),
+            source=f"REAEDP, Algorithm 1 line 5 ({bound}, sensitivity {self.sensitivity:.4g})",
+        )
 
 
 @dataclass(frozen=True)
@@ -190,6 +243,8 @@ class EntropyHistogram:
             if self.delta is None:
                 raise ValueError("The Gaussian mechanism needs 'delta' in (0, 1). Got None.")
             check_probability(self.delta, "delta")
+            if self.gaussian_method == "classic":
+                check_classic_gaussian(self.epsilon, self.delta, "the histogram release")
         elif self.delta not in (None, 0, 0.0):
             raise ValueError(
                 "The Laplace mechanism is pure epsilon-DP: 'delta' must be None. "
