@@ -40,6 +40,10 @@ Sensitivity under replace-one neighbours (:math:`N` public, one path replaced). 
 bound is AM-GM). Larger :math:`\rho` lowers the noise (:math:`\propto \rho^{-1/2}`) but shrinks
 :math:`\hat\mu` towards zero: that is the trade-off of Fig. 2. The whole release spends
 :math:`(\varepsilon, \delta)` once; step 1 is per record and costs nothing.
+
+Privacy statement (:attr:`WienerMean.privacy_statement`, the same on every
+:class:`WienerMeanRelease`): global :math:`(\varepsilon, \delta)` per release under replace-one
+neighbours, with :math:`N`, :math:`\tau`, :math:`\rho` and the grid public.
 """
 
 from __future__ import annotations

@@ -140,10 +140,9 @@ def _prism(cls):
     return make
 
 
-def _joint(eps: float, **kw) -> JointHistogramRelease:
-    bins = kw.pop("bins", EDGES)
+def _joint(eps: float) -> JointHistogramRelease:
     return JointHistogramRelease(
-        eps, None, ("x", "k", "b", "g", "y"), bins=bins, entropy_share=0.2, **kw
+        eps, None, ("x", "k", "b", "g", "y"), bins=EDGES, entropy_share=0.2
     )
 
 

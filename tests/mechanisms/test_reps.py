@@ -356,3 +356,14 @@ def test_unsupported_dtype_is_refused():
     frame = pd.DataFrame({"t": pd.date_range("2024-01-01", periods=20), "y": [0, 1] * 10})
     with pytest.raises(TypeError, match="Column 't' has dtype datetime64"):
         REPS(1.0).fit(frame, "y")
+
+
+def test_successive_samples_without_a_seed_are_new_datasets(sim):
+    a = REPS(epsilon=2.0, seed=5).fit(sim, "y")
+    b = REPS(epsilon=2.0, seed=5).fit(sim, "y")
+    first, second = a.sample(50), a.sample(50)
+    assert not first.equals(second)  # m datasets from m calls are not copies of one another
+    pd.testing.assert_frame_equal(first, b.sample(50))  # the same fit seed, the same sequence
+    pd.testing.assert_frame_equal(second, b.sample(50))
+    # the first call is the release's sample at the fit's sample seed (figures unchanged)
+    pd.testing.assert_frame_equal(first, a.release_.sample(50, seed=a._sample_seed))

@@ -5,7 +5,7 @@ Algorithm 1 on a frame, as :meth:`JointHistogramRelease.fit` and :meth:`~.sample
 1. Line 1 (binning, no budget): the listed columns are coded on *public* bins (numeric: edges, or
    a count over public bounds; categorical: public levels, or the levels found in the data,
    recorded as assumed public) and crossed into one joint histogram
-   :math:`c \in \mathbb N^M`, :math:`M = \prod_j m_j` cells.
+   :math:`c \in \mathbb N^K`, :math:`K = \prod_j K_j` cells.
 2. Lines 2-4, budget :math:`(\varepsilon_1, \delta_1) = ((1-s)\varepsilon, (1-s)\delta)`: the
    noisy joint counts :math:`\tilde c = \max(c + \eta, 0)` through
    :class:`~pseudopost.mechanisms.EntropyHistogram`, Laplace (pure :math:`\varepsilon_1`) or

@@ -1,13 +1,14 @@
 r"""The PRISM paper's internal baselines (section 7, appendix C.2).
 
 * :class:`AllFeaturesUniform`: PRISM with :math:`S` = every feature and uniform allocation
-  ("All Features (Unif)"). Same privacy as :class:`~.prism.PRISM` (replace-one).
+  ("All Features (Unif)"). Same privacy as :class:`~.core.PRISM` (replace-one, Theorem 6.1).
 * :class:`CorrelationTopK`: the **non-private** oracle that takes the k features with the largest
   absolute Pearson correlation with Y and then measures them like PRISM. The selection reads the
-  data without noise, so this release is *not* differentially private; its report says so.
+  data without noise, so this release is *not* differentially private: its report carries a
+  note and its ``privacy_statement`` raises.
 * :class:`IndependenceOnly`: every 1-way marginal, measured with Gaussian noise at an equal share
-  of :math:`(\varepsilon, \delta)` (after the DP-bin share, if any) (replace-one, :math:`\Delta_2 = \sqrt2/n`, basic
-  composition), columns sampled independently.
+  of :math:`(\varepsilon, \delta)` (after the DP-bin share, if any), replace-one,
+  :math:`\Delta_2 = \sqrt2/n`, basic composition; columns sampled independently.
 """
 
 from __future__ import annotations

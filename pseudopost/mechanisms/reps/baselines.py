@@ -37,7 +37,12 @@ import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator, spawn_seeds
 from pseudopost._validation import check_frame, check_positive
-from pseudopost.mechanisms.reps.core import REPS, records_argument, split_feature_types
+from pseudopost.mechanisms.reps.core import (
+    REPS,
+    next_sample_seed,
+    records_argument,
+    split_feature_types,
+)
 from pseudopost.mechanisms.reps.gaussian_nb import (
     NaiveBayesParameters,
     NaiveBayesSchema,
@@ -129,16 +134,20 @@ class NonPrivateNaiveBayes:
         u, y = schema.encode(frame)
         stats = weighted_clipped_mean(u, y, np.ones(len(frame)), np.inf, len(schema.classes))
         self.model_ = NaiveBayesParameters.from_statistics(stats, schema)
+        self._sample_calls = 0
         return self
 
     def sample(
         self, n: int | None = None, seed: SeedLike = None, *, m: int | None = None
     ) -> pd.DataFrame:
-        """``n`` records from the fitted model (``m`` is a deprecated alias of ``n``)."""
+        """``n`` records from the fitted model (``m`` is a deprecated alias of ``n``); without a
+        seed, successive calls continue the ``seed`` stream as :meth:`REPS.sample` does."""
         if not hasattr(self, "model_"):
             raise RuntimeError("This NonPrivateNaiveBayes instance is not fitted yet.")
         n = records_argument(n, m, "NonPrivateNaiveBayes.sample")
-        seed = spawn_seeds(self.seed, 1)[0] if seed is None else seed
+        if seed is None:
+            seed = next_sample_seed(spawn_seeds(self.seed, 1)[0], self._sample_calls)
+            self._sample_calls += 1
         return self.model_.sample(n, seed)
 
     @property

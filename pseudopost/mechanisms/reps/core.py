@@ -101,6 +101,7 @@ from pseudopost.risk.weight_maps import (
 __all__ = [
     "REPS",
     "RepsRelease",
+    "next_sample_seed",
     "records_argument",
     "release_weighted_statistics",
     "split_feature_types",
@@ -184,6 +185,12 @@ def records_argument(n: int | None, m: int | None, owner: str) -> int:
     if n is None:
         raise TypeError(f"{owner}() needs 'n', the number of records to draw.")
     return check_positive_int(n, "n")
+
+
+def next_sample_seed(sample_seed: int, calls: int) -> int | np.random.SeedSequence:
+    """The seed of the ``calls``-th draw without a seed: the sample seed itself first, then
+    ``SeedSequence((sample_seed, calls))``, independent streams for successive datasets."""
+    return sample_seed if calls == 0 else np.random.SeedSequence((sample_seed, calls))
 
 
 def weighted_statistics(frame, schema: NaiveBayesSchema, weights, clip: float) -> np.ndarray:
@@ -415,6 +422,7 @@ class REPS:
         self._check_calibration(budget)
         sigma = synthesis_sigma(n, clip, budget.epsilon_t, budget.delta_t, self.calibration)
         s_rarity, s_quant, s_adjust, s_noise, self._sample_seed = spawn_seeds(self.seed, 5)
+        self._sample_calls = 0
 
         # Stage 1: DP rarity scores (section 5.1)
         rarity, scores, t, eps_q = None, None, float("nan"), 0.0
@@ -582,9 +590,13 @@ class REPS:
         """Draw ``n`` synthetic records from the released model (post-processing).
 
         Columns and dtypes are those of the training frame. ``seed=None`` continues the fit
-        seed's stream (the same fit seed gives the same records). ``m`` is a deprecated alias
-        of ``n`` (in pseudopost ``m`` counts datasets).
+        seed's stream: the k-th call without a seed draws from ``(sample seed, k)``, so the same
+        fit seed gives the same sequence of datasets and successive calls differ. ``m`` is a
+        deprecated alias of ``n`` (in pseudopost ``m`` counts datasets).
         """
         rel = self._fitted()
         n = records_argument(n, m, f"{type(self).__name__}.sample")
-        return rel.sample(n, self._sample_seed if seed is None else seed)
+        if seed is None:
+            seed = next_sample_seed(self._sample_seed, self._sample_calls)
+            self._sample_calls += 1
+        return rel.sample(n, seed)
