@@ -68,6 +68,8 @@ __all__ = [
     "interactive",
     "make_sampler",
     "model_data",
+    "posterior_tree",
+    "run_nutpie",
 ]
 
 SAMPLERS = ("nutpie", "nutpie-jax", "pymc")
@@ -215,11 +217,7 @@ class Sampler(ABC):
         trace = self._draw(
             values, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress
         )
-        keep = [v for v in trace["posterior"].data_vars if v in self._keep]
-        groups = {"posterior": trace["posterior"].to_dataset()[keep]}
-        if "sample_stats" in trace.children:
-            groups["sample_stats"] = trace["sample_stats"].to_dataset()
-        return xr.DataTree.from_dict(groups)
+        return posterior_tree(trace, self._keep)
 
     def _checked(self, data: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         if not isinstance(data, Mapping):
@@ -247,7 +245,19 @@ class Sampler(ABC):
         return copy
 
 
-def _nutpie(compiled, *, draws, tune, chains, seed, progress) -> xr.DataTree:
+def posterior_tree(trace: xr.DataTree, keep) -> xr.DataTree:
+    """A sampler's output reduced to what a fit keeps: the ``posterior`` variables named in
+    ``keep`` (free variables and deterministics) and ``sample_stats`` when there is one."""
+    names = [v for v in trace["posterior"].data_vars if v in set(keep)]
+    groups = {"posterior": trace["posterior"].to_dataset()[names]}
+    if "sample_stats" in trace.children:
+        groups["sample_stats"] = trace["sample_stats"].to_dataset()
+    return xr.DataTree.from_dict(groups)
+
+
+def run_nutpie(compiled, *, draws, tune, chains, seed, progress) -> xr.DataTree:
+    """nutpie's sampler as every adapter runs it: low-rank mass-matrix adaptation, one chain
+    per core up to the machine's cores, no warm-up draws kept."""
     import nutpie
 
     return nutpie.sample(
@@ -284,7 +294,7 @@ class NutpieSampler(Sampler):
 
     def _draw(self, data, **kwargs) -> xr.DataTree:
         used = {k: v for k, v in data.items() if k in self._shared}
-        return _nutpie(self._compiled.with_data(**used), **kwargs)
+        return run_nutpie(self._compiled.with_data(**used), **kwargs)
 
 
 class NutpieJaxSampler(Sampler):
@@ -300,7 +310,7 @@ class NutpieJaxSampler(Sampler):
             self._model_with(data), backend="jax", gradient_backend="jax"
         )
         self.compilations += 1
-        return _nutpie(compiled, **kwargs)
+        return run_nutpie(compiled, **kwargs)
 
 
 class PyMCSampler(Sampler):
