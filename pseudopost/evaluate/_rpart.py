@@ -45,7 +45,6 @@ class _Node:
 
 @dataclass(frozen=True)
 class _Split:
-    improve: float
     column: int
     cut: float  # numeric columns
     direction: int  # numeric columns: side of x < cut
@@ -76,24 +75,26 @@ class CartDesign:
     """
 
     def __init__(self, columns: Sequence[np.ndarray | tuple[np.ndarray, int]]) -> None:
-        self.columns: list[np.ndarray] = []
-        self.n_levels: list[int] = []  # 0 for numeric
-        self.order: dict[int, np.ndarray] = {}
-        n = None
-        for j, col in enumerate(columns):
+        numeric, categorical, n_levels, kinds = [], [], [], []
+        for col in columns:
             if isinstance(col, tuple):
                 codes, n_lev = col
-                values = np.asarray(codes, dtype=np.int64)
-                self.n_levels.append(int(n_lev))
+                kinds.append(("cat", len(categorical)))
+                categorical.append(np.asarray(codes, dtype=np.int64))
+                n_levels.append(int(n_lev))
             else:
-                values = np.asarray(col, dtype=float)
-                self.n_levels.append(0)
-                self.order[j] = np.argsort(values, kind="stable")
-            if n is not None and values.size != n:
-                raise ValueError("All predictor columns must have the same length.")
-            n = values.size
-            self.columns.append(values)
-        self.n = 0 if n is None else n
+                kinds.append(("num", len(numeric)))
+                numeric.append(np.asarray(col, dtype=float))
+        sizes = {a.size for a in numeric + categorical}
+        if len(sizes) > 1:
+            raise ValueError("All predictor columns must have the same length.")
+        self.n = sizes.pop() if sizes else 0
+        self.kinds = kinds
+        self.x_num = np.array(numeric).reshape(len(numeric), self.n)
+        self.order = np.argsort(self.x_num, axis=1, kind="stable")
+        self.x_cat = np.array(categorical).reshape(len(categorical), self.n).T.copy()
+        self.n_levels = np.array(n_levels, dtype=np.int64)
+        self.max_levels = int(self.n_levels.max()) if n_levels else 0
 
     def leaf_probabilities(
         self,
@@ -144,14 +145,14 @@ class _Grower:
     def run(self) -> tuple[np.ndarray, int]:
         rows = np.arange(self.d.n)
         root = _Node(risk=self.root_risk, complexity=self.root_risk)
-        _, _, leaves = self._partition(1, root, rows, dict(self.d.order))
+        _, _, leaves = self._partition(1, root, rows, self.d.order)
         prob = np.empty(self.d.n)
         for leaf in leaves:
             prob[leaf] = self.y[leaf].sum() / leaf.size
         return prob, len(leaves) - 1
 
     # rpart's partition(): returns (number of splits, risk of the subtree, leaves)
-    def _partition(self, nodenum: int, node: _Node, rows: np.ndarray, sorts: dict):
+    def _partition(self, nodenum: int, node: _Node, rows: np.ndarray, sorts: np.ndarray):
         n = rows.size
         if nodenum > 1:
             n1 = float(self.y[rows].sum())
@@ -200,100 +201,113 @@ class _Grower:
             return 0, node.risk, [rows]
         return left_split + right_split + 1, left_risk + right_risk, left_leaves + right_leaves
 
-    # rpart's bsplit() with gini(): the best split of a node, or None
-    def _bsplit(self, rows: np.ndarray, sorts: dict) -> _Split | None:
-        y = self.y
+    # rpart's bsplit() with gini(), every column of a kind at once: the best split, or None
+    def _bsplit(self, rows: np.ndarray, sorts: np.ndarray) -> _Split | None:
         n = rows.size
-        n1 = float(y[rows].sum())
+        n1 = float(self.y[rows].sum())
         n0 = n - n1
         p0, p1 = n0 / n, n1 / n  # everyone on the right: rwt * I(right), class by class
         total_ss = n * (p0 * (1.0 - p0))
         total_ss = total_ss + n * (p1 * (1.0 - p1))
-        best: _Split | None = None
-        for j, values in enumerate(self.d.columns):
-            if self.d.n_levels[j] == 0:
-                cand = self._numeric(j, values, sorts[j], n, n1, total_ss)
-            else:
-                cand = self._categorical(j, values[rows], y[rows], total_ss)
-            if cand is None:
-                continue
-            improve = cand.improve
+        num = self._numeric(sorts, n, n1, total_ss)
+        cat = self._categorical(rows, total_ss)
+        best, best_improve = -1, 0.0
+        for j, (kind, i) in enumerate(self.d.kinds):  # in column order, as rpart's loop
+            improve = float(num[0][i] if kind == "num" else cat[0][i])
             if improve > self.iscale:
                 self.iscale = improve
-            if improve > self.iscale * 1e-10 and (best is None or improve > best.improve):
-                best = cand
-        return best
+            if improve > self.iscale * 1e-10 and (best < 0 or improve > best_improve):
+                best, best_improve = j, improve
+        if best < 0:
+            return None
+        kind, i = self.d.kinds[best]
+        if kind == "num":
+            xs, k, where, direction = num[1]
+            cut = (xs[i, where[i]] + xs[i, where[i] + 1]) / 2
+            return _Split(best, cut, int(direction[i]), None)
+        order, k = cat[1]
+        first = np.zeros(self.d.max_levels, dtype=bool)
+        first[order[i, : k[i] + 1]] = True
+        return _Split(best, 0.0, _LEFT, first if cat[2][i] else ~first)
 
-    def _numeric(self, j, values, srt, n, n1, total_ss) -> _Split | None:
-        xs = values[srt]
-        if xs[0] == xs[-1] or n < 2 * self.edge:
-            return None
-        c1 = np.cumsum(self.y[srt])
+    def _numeric(self, sorts: np.ndarray, n: int, n1: float, total_ss: float):
+        """Best cut of every numeric column: (improve per column, details of the cuts)."""
+        p = sorts.shape[0]
+        improve = np.zeros(p)
+        if p == 0 or n < 2 * self.edge:
+            return improve, None
+        xs = np.take_along_axis(self.d.x_num, sorts, axis=1)
+        c1 = np.cumsum(self.y[sorts], axis=1)
         i = np.arange(self.edge - 1, n - self.edge)  # left size i + 1, right size n - i - 1
-        valid = xs[i + 1] != xs[i]
-        if not valid.any():
-            return None
+        valid = xs[:, i + 1] != xs[:, i]
         lwt = (i + 1).astype(np.float64)
-        l1 = c1[i]
+        l1 = c1[:, i]
         l0 = lwt - l1
         r1 = n1 - l1
         r0 = (n - lwt) - r1
         temp, pl1, pr1 = _impurity(l0, l1, r0, r1)
         temp = np.where(valid, temp, np.inf)
-        k = int(np.argmin(temp))
-        if not temp[k] < total_ss:
-            return _Split(0.0, j, 0.0, _LEFT, None)
-        where = int(i[k])
-        return _Split(
-            improve=total_ss - float(temp[k]),
-            column=j,
-            cut=(xs[where] + xs[where + 1]) / 2,
-            direction=_LEFT if pl1[k] < pr1[k] else _RIGHT,
-            goes_left=None,
-        )
+        k = np.argmin(temp, axis=1)
+        rows = np.arange(p)
+        tmin = temp[rows, k]
+        found = (tmin < total_ss) & (xs[:, 0] != xs[:, -1])
+        improve[found] = total_ss - tmin[found]
+        direction = np.where(pl1[rows, k] < pr1[rows, k], _LEFT, _RIGHT)
+        return improve, (xs, k, i[k], direction)
 
-    def _categorical(self, j, codes, y, total_ss) -> _Split | None:
-        n_lev = self.d.n_levels[j]
-        countn = np.bincount(codes, minlength=n_lev).astype(np.float64)
-        cnt1 = np.bincount(codes, weights=y, minlength=n_lev)
+    def _categorical(self, rows: np.ndarray, total_ss: float):
+        """Best split of every categorical column over its levels ordered by share of 0s."""
+        p, width = self.d.x_cat.shape[1], self.d.max_levels
+        improve = np.zeros(p)
+        if p == 0 or width < 2:
+            return improve, None, None
+        codes = self.d.x_cat[rows] + np.arange(p) * width
+        countn = np.bincount(codes.ravel(), minlength=p * width).reshape(p, width)
+        cnt1 = np.bincount(
+            codes.ravel(), weights=np.repeat(self.y[rows], p), minlength=p * width
+        ).reshape(p, width)
+        countn = countn.astype(np.float64)
         cnt0 = countn - cnt1
-        present = np.flatnonzero(countn > 0)
-        if present.size < 2:
-            return _Split(0.0, j, 0.0, _LEFT, None)
-        rate = cnt0[present] / countn[present]
-        order = present[np.argsort(rate, kind="stable")]  # graycode_init2
-        l0 = np.cumsum(cnt0[order])[:-1]
-        l1 = np.cumsum(cnt1[order])[:-1]
-        ltot = np.cumsum(countn[order])[:-1]
-        total = countn.sum()
-        r0 = cnt0.sum() - l0
-        r1 = cnt1.sum() - l1
-        valid = (ltot >= self.edge) & (total - ltot >= self.edge)
-        if not valid.any():
-            return _Split(0.0, j, 0.0, _LEFT, None)
+        present = countn > 0
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(present, cnt0 / countn, np.inf)  # absent levels sorted last
+        order = np.argsort(rate, axis=1, kind="stable")  # graycode_init2
+        l0 = np.cumsum(np.take_along_axis(cnt0, order, axis=1), axis=1)[:, :-1]
+        l1 = np.cumsum(np.take_along_axis(cnt1, order, axis=1), axis=1)[:, :-1]
+        ltot = l0 + l1
+        total = float(rows.size)
+        r0 = cnt0.sum(axis=1)[:, None] - l0
+        r1 = cnt1.sum(axis=1)[:, None] - l1
+        n_present = present.sum(axis=1)
+        position = np.arange(width - 1)
+        valid = (
+            (position[None, :] < n_present[:, None] - 1)
+            & (ltot >= self.edge)
+            & (total - ltot >= self.edge)
+        )
         temp, pl1, pr1 = _impurity(l0, l1, r0, r1)
         temp = np.where(valid, temp, np.inf)
-        k = int(np.argmin(temp))
-        if not temp[k] < total_ss:
-            return _Split(0.0, j, 0.0, _LEFT, None)
-        first = np.zeros(n_lev, dtype=bool)
-        first[order[: k + 1]] = True
-        goes_left = first if pl1[k] < pr1[k] else ~first
-        return _Split(total_ss - float(temp[k]), j, 0.0, _LEFT, goes_left)
+        k = np.argmin(temp, axis=1)
+        idx = np.arange(p)
+        tmin = temp[idx, k]
+        found = tmin < total_ss
+        improve[found] = total_ss - tmin[found]
+        first_goes_left = pl1[idx, k] < pr1[idx, k]
+        return improve, (order, k), first_goes_left
 
     # rpart's nodesplit(): the rows (and presorted rows) of the two children
-    def _nodesplit(self, split: _Split, rows: np.ndarray, sorts: dict):
-        values = self.d.columns[split.column]
-        if split.goes_left is None:
-            below = values[rows] < split.cut
+    def _nodesplit(self, split: _Split, rows: np.ndarray, sorts: np.ndarray):
+        kind, i = self.d.kinds[split.column]
+        if kind == "num":
+            below = self.d.x_num[i, rows] < split.cut
             left = below if split.direction == _LEFT else ~below
         else:
-            left = split.goes_left[values[rows]]
+            left = split.goes_left[self.d.x_cat[rows, i]]
         side = self.side
         side[rows] = left
-        left_sorts, right_sorts = {}, {}
-        for j, srt in sorts.items():
-            mask = side[srt]
-            left_sorts[j] = srt[mask]
-            right_sorts[j] = srt[~mask]
+        n_left = int(left.sum())
+        mask = side[sorts]
+        p = sorts.shape[0]
+        left_sorts = sorts[mask].reshape(p, n_left)
+        right_sorts = sorts[~mask].reshape(p, rows.size - n_left)
         return rows[left], rows[~left], left_sorts, right_sorts
