@@ -259,8 +259,8 @@ def propensity_utility(
 
     **Null expectation.** If the real and synthetic records are two independent samples of
     one distribution, a first-order expansion of the fitted logit probabilities around
-    :math:`c` gives :math:`N\,\mathrm{pMSE} \approx c(1-c)\,\chi^2_{k-1}` (Snoke et al.
-    2018, section 3), so
+    :math:`c` gives :math:`N\,\mathrm{pMSE} \approx c(1-c)\,\chi^2_{k-1}` (after Snoke et al.
+    2018), so
 
     .. math::
 

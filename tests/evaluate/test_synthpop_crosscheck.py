@@ -172,9 +172,7 @@ def test_logit_s_pmse_matches_synthpop(run, maxorder):
     frames, results = run
     real, syn = frames["slid"]
     theirs = _r(results, "slid", f"logit{maxorder}")
-    ours = propensity_utility(
-        real, syn, method="logit", maxorder=maxorder, missing_codes=CODES
-    )
+    ours = propensity_utility(real, syn, method="logit", maxorder=maxorder, missing_codes=CODES)
     assert ours.df == int(theirs["df"])
     assert ours.pMSE == pytest.approx(theirs["pMSE"], rel=1e-7)
     assert ours.S_pMSE_synthpop == pytest.approx(theirs["S_pMSE"], rel=1e-7)
