@@ -1,7 +1,7 @@
 """The measures against synthpop itself (R), on real files with missing cells and a code.
 
-Runs R once per module (about 15 s: synthpop's CART null refits 100 trees), so it is marked
-slow; the hand-value tests in test_propensity.py, test_table_utility.py and
+Runs R once per module (20-30 s of R, a minute in all on a busy 2-core machine: both CART nulls
+refit 100 trees per file), so it is marked slow; the hand-value tests in test_propensity.py, test_table_utility.py and
 test_disclosure_tables.py are its fast siblings. Skips with a message when R or synthpop is not
 installed (``bash ../shared/peers/install-synthpop.sh``).
 
