@@ -77,9 +77,7 @@ def _guarded(run):
     """Turn spec, budget and release errors into one line on stderr and exit status 2, 3, 4."""
 
     def wrapper(args: argparse.Namespace) -> int:
-        from pseudopost.release.ledger import BudgetError
-        from pseudopost.release.run import ReleaseError
-        from pseudopost.release.spec import SpecError
+        from pseudopost.release import BudgetError, ReleaseError, SpecError
 
         try:
             return run(args)
@@ -95,44 +93,42 @@ def _guarded(run):
 
 @_guarded
 def _synthesize(args: argparse.Namespace) -> int:
-    from pseudopost.release.run import run_release
+    from pseudopost.release import run_release
 
     outcome = run_release(args.spec, args.out)
-    if outcome.guarantee == "global" and outcome.charge == outcome.epsilon:  # lighter release
+    st = outcome.statement
+    if st.unit == "release":  # m samples of one release: charged once
         print(
-            f"epsilon = {outcome.epsilon:.6g}, delta = {outcome.delta:.3g} (global); "
+            f"epsilon = {st.epsilon:.6g}, delta = {st.delta:.3g} ({st.scope}); "
             f"charged = {outcome.charge:.6g}"
         )
     else:
-        print(f"epsilon per dataset = {outcome.epsilon:.6g}; charged = {outcome.charge:.6g}")
+        print(
+            f"epsilon per dataset = {st.epsilon:.6g} ({st.scope}); charged = {outcome.charge:.6g}"
+        )
     print(f"wrote {outcome.out}")
     return 0
 
 
 @_guarded
 def _validate(args: argparse.Namespace) -> int:
+    from pseudopost.release import ADAPTERS
     from pseudopost.release.run import prepare_release
 
     spec, data, _ = prepare_release(args.spec, args.out)
-    if spec.lighter:
-        print(
-            f"spec OK: {spec.mechanism} release of {len(spec.columns)} columns of "
-            f"{spec.data_path.name} ({len(data)} rows), m = {spec.m}, spends epsilon "
-            f"{spec.epsilon:.6g} and delta {spec.delta or 0.0:.3g} (global) from ledger "
-            f"{spec.ledger_path}"
-        )
-        return 0
+    adapter = ADAPTERS[spec.mechanism]
+    cap, delta_cap = adapter.cap(spec)
+    spends = f"up to epsilon {cap:.6g}" + (f" and delta {delta_cap:.3g}" if delta_cap else "")
     print(
-        f"spec OK: {spec.family} model of {spec.outcome!r} on {spec.data_path.name} "
-        f"({len(data)} rows), m = {spec.m}, up to epsilon {spec.m * spec.max_epsilon:.6g} "
-        f"from ledger {spec.ledger_path}"
+        f"spec OK: {adapter.describe(spec)} on {spec.data_path.name} ({len(data)} rows), "
+        f"m = {spec.m}, {spends} from ledger {spec.ledger_path}"
     )
     return 0
 
 
 @_guarded
 def _account(args: argparse.Namespace) -> int:
-    from pseudopost.release.run import account_release
+    from pseudopost.release import account_release
 
     res = account_release(args.release, args.data)
     print(f"epsilon (recomputed) = {res.epsilon:.6g}")
@@ -146,7 +142,7 @@ def _account(args: argparse.Namespace) -> int:
 
 @_guarded
 def _ledger(args: argparse.Namespace) -> int:
-    from pseudopost.release.ledger import BudgetError, Ledger
+    from pseudopost.release import BudgetError, Ledger
 
     path = Path(args.path)
     if path.is_file() and not path.name.endswith(".ledger.json"):
@@ -167,14 +163,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--draws", type=int, default=1000)
     demo.set_defaults(func=_demo)
 
-    syn = sub.add_parser("synthesize", help="run a release described by a TOML spec")
-    syn.add_argument("spec", help="the release spec (TOML)")
-    syn.add_argument("--out", default=None, help="output folder (overrides release.out)")
-    syn.set_defaults(func=_synthesize)
-    val = sub.add_parser("validate", help="check a spec, its data and the budget without running")
-    val.add_argument("spec", help="the release spec (TOML)")
-    val.add_argument("--out", default=None, help="output folder (overrides release.out)")
-    val.set_defaults(func=_validate)
+    for name, func, text in (
+        ("synthesize", _synthesize, "run a release described by a TOML spec"),
+        ("validate", _validate, "check a spec, its data and the budget without running"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("spec", help="the release spec (TOML)")
+        cmd.add_argument("--out", default=None, help="output folder (overrides release.out)")
+        cmd.set_defaults(func=func)
     acc = sub.add_parser("account", help="re-run the accountant on a saved release")
     acc.add_argument("release", help="a folder written by 'pseudopost synthesize'")
     acc.add_argument("--data", default=None, help="the input data, if it has moved")

@@ -1,28 +1,31 @@
 """Agency releases: a TOML spec, a budget ledger, whole-or-nothing outputs and a report.
 
-Mechanisms: the pseudo posterior (local epsilon, a saved fit) and the lighter REPS, PRISM and
-entropy-histogram releases (global (epsilon, delta), fully synthetic rows). The
-``pseudopost synthesize / validate / account / ledger`` commands are thin wrappers over
-:func:`run_release`, :func:`load_spec` with :func:`validate`, :func:`account_release` and :class:`Ledger`.
+Every mechanism goes through one path: :func:`load_spec` and :func:`validate` read and check
+the spec and its data, :func:`run_release` produces, writes and charges the release,
+:func:`account_release` re-runs the accountant on a saved one, and :class:`Ledger` keeps the
+dataset's budget. What is mechanism-specific (its spec sections, checks, fit, privacy record,
+report parts and files) sits in its adapter (:data:`ADAPTERS`: the pseudo posterior, REPS,
+PRISM, the entropy-calibrated histogram); what a release is charged comes from its
+:class:`~pseudopost.privacy.PrivacyStatement`. The ``pseudopost synthesize / validate /
+account / ledger`` commands are thin wrappers over these.
 """
 
 import warnings
 
+from pseudopost.release.adapters import ADAPTERS, AccountResult, MechanismAdapter
+from pseudopost.release.errors import ReleaseError, SpecError
 from pseudopost.release.ledger import BudgetError, Ledger
-from pseudopost.release.run import (
-    AccountResult,
-    ReleaseError,
-    ReleaseOutcome,
-    account_release,
-    run_release,
-)
-from pseudopost.release.spec import MECHANISMS, ReleaseSpec, SpecError, load_spec, resolve, validate
+from pseudopost.release.run import ReleaseOutcome, account_release, run_release
+from pseudopost.release.schema import ReleaseSpec
+from pseudopost.release.spec import MECHANISMS, load_spec, resolve, validate
 
 __all__ = [
+    "ADAPTERS",
     "MECHANISMS",
     "AccountResult",
     "BudgetError",
     "Ledger",
+    "MechanismAdapter",
     "ReleaseError",
     "ReleaseOutcome",
     "ReleaseSpec",

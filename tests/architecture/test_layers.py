@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2] / "pseudopost"
 #: releases that calibrate their noise with pseudopost.privacy.noise.
 LAYERS: list[tuple[str, ...]] = [
     ("pseudopost._rng", "pseudopost._streams", "pseudopost._validation", "pseudopost._io"),
-    ("pseudopost.datasets",),
+    ("pseudopost.datasets", "pseudopost.formats"),
     ("pseudopost.models",),
     ("pseudopost.fitting",),
     ("pseudopost.privacy",),

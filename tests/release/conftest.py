@@ -195,3 +195,18 @@ def lighter_released(tmp_path_factory):
         assert main(["synthesize", str(spec), "--out", str(target)]) == 0
         out[mechanism] = target
     return out
+
+
+def _write_spec(folder: Path, which: str, /, **sections) -> Path:
+    """The small test spec of built-in mechanism ``which`` (BASE for the pseudo posterior, the
+    example for the others) with ``sections`` merged in."""
+    if which == "pseudo_posterior":
+        _copy_fatigue(folder)
+        return _make_spec(folder, **sections)
+    return _lighter_spec(folder, which, **sections)
+
+
+@pytest.fixture(scope="session")
+def write_spec():
+    """``write_spec(folder, which, **sections) -> Path`` for every built-in mechanism."""
+    return _write_spec

@@ -118,3 +118,103 @@ def test_ledger_composes_delta_and_keeps_guarantees_apart(tmp_path):
     other = Ledger(tmp_path / "e.ledger.json")
     with pytest.raises(BudgetError, match="sets a total delta"):
         other.precheck(SHA, 10.0, 1.0, delta_cap=1e-6)
+
+
+def _statement(scope, epsilon=1.0, delta=0.0, neighbouring="replace one record", unit="release"):
+    from pseudopost.privacy.statement import PrivacyStatement
+
+    return PrivacyStatement("x", epsilon, delta, neighbouring, scope, unit)
+
+
+def _entry(st, m=1, out="a"):
+    eps, delta = st.charge(m)
+    return {
+        "out": out,
+        "m": m,
+        "epsilon": st.epsilon,
+        "charge": eps,
+        "delta": st.delta,
+        "delta_charge": delta,
+        "guarantee": st.scope,
+        "neighbouring": st.neighbouring,
+        "statement": st.as_dict(),
+    }
+
+
+def test_running_totals_never_add_a_local_epsilon_into_a_global_total(tmp_path):
+    from pseudopost.privacy.statement import ADD_REMOVE
+
+    ledger = Ledger(tmp_path / "d.ledger.json")
+    glob = _statement("global", 1.0, 1e-6)
+    weights = _statement("global given the weights", 0.5, neighbouring=ADD_REMOVE, unit="dataset")
+    local = _statement("local", 1.25, neighbouring=ADD_REMOVE, unit="dataset")
+    ledger.commit(SHA, 10.0, _entry(glob, m=3), total_delta=1e-4)  # per release: charged once
+    ledger.commit(SHA, 10.0, _entry(weights, m=2))  # per dataset: 2 x 0.5
+    ledger.commit(SHA, 10.0, _entry(local, m=2))  # per dataset: 2 x 1.25
+    content = ledger.read()
+    totals = Ledger.totals(content)
+    assert [t.scope for t in totals.values()] == ["global", "global given the weights", "local"]
+    assert (totals["global"].epsilon, totals["global"].delta) == (1.0, 1e-6)
+    assert totals["global"].releases == 1 and totals["global"].one_relation
+    assert totals["global given the weights"].epsilon == 2.0  # the global one holds given them
+    assert totals["local"].epsilon == 4.5 and totals["local"].releases == 3
+    assert not totals["local"].one_relation  # replace-one and add/remove summed: bookkeeping
+    assert Ledger.spent_by_guarantee(content) == {
+        "global": 1.0,
+        "global given the weights": 1.0,
+        "local": 2.5,
+    }
+    # the budget check compares the local total (every charge): 10 - 4.5 remain for any scope
+    assert Ledger.spent(content) == 4.5
+    ledger.precheck(SHA, 10.0, 5.5)
+    with pytest.raises(BudgetError, match=r"only 5\.5 of the total 10 remains"):
+        ledger.precheck(SHA, 10.0, 5.6)
+    shown = ledger.summary()
+    assert "  global                    epsilon 1 " in shown
+    assert "  local                     epsilon 4.5 " in shown and "bookkeeping" in shown
+
+
+def test_an_entry_is_charged_what_its_statement_says(tmp_path):
+    ledger = Ledger(tmp_path / "d.ledger.json")
+    per_dataset = _statement("local", 1.5, unit="dataset")
+    wrong = {**_entry(per_dataset, m=2), "charge": 1.5}  # m = 2 datasets cost 3, not 1.5
+    with pytest.raises(ValueError, match="its statement charges"):
+        ledger.commit(SHA, 10.0, wrong)
+    scope = {**_entry(per_dataset, m=2), "guarantee": "global"}
+    with pytest.raises(ValueError, match="with scope 'local'"):
+        ledger.commit(SHA, 10.0, scope)
+    assert ledger.read() is None
+
+
+def test_format_2_ledger_is_read_and_upgraded_on_write(tmp_path):
+    import json
+
+    old = {
+        "format": "pseudopost-ledger/2",
+        "dataset_sha256": SHA,
+        "total_epsilon": 10.0,
+        "total_delta": 1e-5,
+        "entries": [
+            {"time": "2026-01-01T00:00:00+00:00", "out": "r", "m": 2, "epsilon": 2.0,
+             "charge": 2.0, "delta": 1e-6, "delta_charge": 1e-6, "guarantee": "global",
+             "neighbouring": "replace-one (same n, one record changed), PRISM section 3.2",
+             "spec_sha256": "x", "mechanism": "prism"},
+            {"time": "2026-01-02T00:00:00+00:00", "out": "p", "m": 2, "epsilon": 1.0,
+             "charge": 2.0, "delta": 0.0, "delta_charge": 0.0, "guarantee": "local",
+             "neighbouring": "add/remove one record", "spec_sha256": "y",
+             "mechanism": "pseudo_posterior"},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "d.ledger.json"
+    path.write_text(json.dumps(old))
+    ledger = Ledger(path)
+    totals = Ledger.totals(ledger.read())
+    assert totals["global"].epsilon == 2.0 and totals["local"].epsilon == 4.0
+    with pytest.raises(BudgetError, match="only 6 of the total 10 remains"):
+        ledger.precheck(SHA, 10.0, 6.5, total_delta=1e-5)
+    ledger.commit(SHA, 10.0, _entry(_statement("global", 1.0, 2e-6), out="new"), total_delta=1e-5)
+    content = ledger.read()
+    assert content["format"] == "pseudopost-ledger/3"
+    assert content["entries"][:2] == old["entries"]  # kept as they were
+    assert Ledger.spent(content) == 5.0 and Ledger.spent_delta(content) == pytest.approx(3e-6)
+    assert content["entries"][2]["statement"]["scope"] == "global"

@@ -109,7 +109,7 @@ def test_entropy_reports_its_histogram(lighter_released):
 def test_ledger_records_epsilon_delta_and_guarantee(lighter_released, capsys):
     folder = lighter_released["reps"].parent
     content = Ledger(folder / "data" / "breast_cancer_wdbc.csv.ledger.json").read()
-    assert content["format"] == "pseudopost-ledger/2" and content["total_delta"] == 1e-4
+    assert content["format"] == "pseudopost-ledger/3" and content["total_delta"] == 1e-4
     by_mech = {e["mechanism"]: e for e in content["entries"]}
     assert by_mech["reps"]["charge"] == pytest.approx(2.0)
     assert by_mech["reps"]["delta_charge"] == 1e-6
@@ -178,7 +178,7 @@ def test_lighter_release_extends_an_old_pseudo_posterior_ledger(tmp_path, lighte
     assert "not recorded" in Ledger(path).summary()
     assert main(["synthesize", str(spec), "--out", str(tmp_path / "out")]) == 0
     content = Ledger(path).read()
-    assert content["format"] == "pseudopost-ledger/2" and content["total_delta"] == 1e-4
+    assert content["format"] == "pseudopost-ledger/3" and content["total_delta"] == 1e-4
     assert content["entries"][0] == old["entries"][0]
     assert Ledger.spent(content) == pytest.approx(4.0)
     assert Ledger.spent_by_guarantee(content) == {"not recorded": 3.0, "global": 1.0}

@@ -42,7 +42,7 @@ CASES = [
     ("reps-targeted", "reps", {"reps": {"weight_map": "targeted"}}, None,
      "spec key 'reps.epsilon_out' is missing"),
     ("reps-model-section", "reps", {"model": {"family": "normal"}}, None,
-     "the lighter releases have no [model]"),
+     "the reps release has no [model]: its structure goes under [reps]"),
     ("reps-sampling-section", "reps", {"sampling": {"seed": 1}}, None,
      "put seed under [release]"),
     ("reps-max-epsilon", "reps", {"budget": {"max_epsilon": 2.0}}, None,
@@ -134,17 +134,17 @@ def test_malformed_lighter_spec_exits_2_with_one_line(
 @pytest.mark.parametrize("mechanism", ["reps", "prism", "entropy"])
 def test_example_spec_resolves(tmp_path, lighter_spec, mechanism):
     spec = load_spec(lighter_spec(tmp_path, mechanism), out=tmp_path / "out")
-    assert spec.lighter and spec.mechanism == mechanism
+    assert spec.mechanism == mechanism and spec.settings.epsilon > 0
     data = validate(spec)
     full = resolve(spec, data)
     assert full.columns and all(c in data.columns for c in full.columns)
     assert full.disclosure_sensitive not in full.disclosure_keys
     if mechanism != "entropy":
-        assert full.target in full.columns
+        assert full.settings.target in full.columns
     assert not spec.out.exists() and not spec.ledger_path.exists()
 
 
 def test_reps_delta_defaults_to_one_over_n_squared(tmp_path, lighter_spec):
     spec = load_spec(lighter_spec(tmp_path, "reps", drop=["mechanism.delta"]), out=tmp_path / "o")
-    assert spec.delta is None
-    assert resolve(spec, validate(spec)).delta == pytest.approx(1 / 569**2)
+    assert spec.settings.delta is None
+    assert resolve(spec, validate(spec)).settings.delta == pytest.approx(1 / 569**2)

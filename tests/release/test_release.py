@@ -11,7 +11,8 @@ import pytest
 
 from pseudopost.cli import build_parser, main
 from pseudopost.release import Ledger, account_release, run_release
-from pseudopost.release.run import load_fit, sha256_file
+from pseudopost.release.adapters.pseudo_posterior import load_fit
+from pseudopost.release.files import sha256_file
 
 FILES = {
     "synthetic-1.csv",

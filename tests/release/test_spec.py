@@ -299,7 +299,7 @@ def test_valid_spec_passes_and_resolves_paths(workdir, capsys, make_spec, base_s
     assert spec.ledger_path == workdir / "fatigue.csv.ledger.json"
     assert spec.out == workdir / "release"
     assert spec.m == base_spec["release"]["m"]
-    assert spec.tune == base_spec["sampling"]["tune"]
+    assert spec.settings.tune == base_spec["sampling"]["tune"]
     assert len(validate(spec)) == 22
     assert not spec.out.exists() and not spec.ledger_path.exists()
 

@@ -1,0 +1,139 @@
+r"""Fitting one column part: nutpie on its written-out density, or exact draws when conjugate.
+
+For fixed weights the pseudo posterior of a sequential model is a product of one posterior per
+column part (issue 16; :mod:`pseudopost.models.parts.base`), so each part is fitted alone, with
+its own step size and mass matrix. :func:`nutpie_model` hands nutpie the part's log density and
+gradient written out in NumPy (:meth:`Part.logp_grad <pseudopost.models.parts.base.Part.
+logp_grad>`: grouped statistics, priors, log-Jacobians) through :func:`nutpie.from_pyfunc`, as
+:class:`~pseudopost.fitting.statistics_density.StatisticsDensity` does for the ready models'
+sufficient statistics: nothing is compiled on any machine. The statistics are nutpie's shared
+data, so a refit with new weights (or new records) swaps them in with ``with_data`` (their
+shapes may change: the number of patterns depends on the data) and never rebuilds the model.
+
+:func:`sample_part` returns a ``DataTree`` with ``posterior`` (dims ``chain``, ``draw`` and the
+part's own: ``predictor``, ``level``, ``cutpoint``) and ``sample_stats``; a conjugate part
+(``dirichlet_categorical``) is drawn exactly (:meth:`Part.exact_draws`) with no MCMC.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xarray as xr
+
+from pseudopost.fitting.sampler import posterior_tree, run_nutpie
+from pseudopost.models.parts import Part, Stats
+
+__all__ = ["PartSampler", "nutpie_model", "sample_part", "shared_data"]
+
+
+def shared_data(part: Part, stats: Stats) -> dict[str, np.ndarray]:
+    """The statistics' arrays as nutpie's shared data (float64), checked against the part."""
+    part.log_density(stats)  # checks the family
+    return {k: np.asarray(v, dtype=np.float64) for k, v in stats.arrays.items()}
+
+
+def nutpie_model(part: Part, stats: Stats):
+    """A nutpie model of the part's weighted posterior (``nutpie.from_pyfunc``) whose shared
+    data are the statistics' arrays: ``model.with_data(**shared_data(part, new_stats))``
+    refits without rebuilding."""
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    density = part.log_density(stats)
+    layout = part.layout
+
+    def make_logp():
+        return density.logp_data
+
+    def make_expand(seed1, seed2, chain):
+        return lambda x, **_: layout.unpack(x)
+
+    return from_pyfunc(
+        ndim=layout.size,
+        make_logp_fn=make_logp,
+        make_expand_fn=make_expand,
+        make_initial_point_fn=part.initial_point,
+        expanded_dtypes=[np.dtype("float64")] * len(layout.names),
+        expanded_shapes=layout.shapes,
+        expanded_names=layout.names,
+        shared_data=shared_data(part, stats),
+        dims=part.dims(),
+        coords=part.coords(),
+    )
+
+
+def _check_counts(draws: int, tune: int, chains: int) -> None:
+    for name, v, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < low:
+            raise ValueError(f"'{name}' must be an integer >= {low}. Got {v!r}.")
+
+
+class PartSampler:
+    """Samples one part's weighted posterior from its statistics, the nutpie model built once.
+
+    Parameters
+    ----------
+    part
+        The column part.
+    stats
+        Statistics of the shape to build for (any weights); every :meth:`sample` swaps its own.
+    """
+
+    def __init__(self, part: Part, stats: Stats) -> None:
+        self.part = part
+        self.compiled = None if part.conjugate else nutpie_model(part, stats)
+
+    def sample(
+        self,
+        stats: Stats,
+        *,
+        draws: int,
+        tune: int,
+        chains: int,
+        seed: int,
+        progress: bool = False,
+    ) -> xr.DataTree:
+        """Posterior draws (groups ``posterior`` and, for MCMC, ``sample_stats``)."""
+        _check_counts(draws, tune, chains)
+        if self.part.conjugate:
+            return _exact_tree(self.part, stats, draws, chains, seed)
+        compiled = self.compiled.with_data(**shared_data(self.part, stats))
+        trace = run_nutpie(
+            compiled, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress
+        )
+        return posterior_tree(trace, self.part.layout.names)
+
+
+def _exact_tree(part: Part, stats: Stats, draws: int, chains: int, seed: int) -> xr.DataTree:
+    rng = np.random.default_rng(seed)
+    flat = part.exact_draws(stats, draws * chains, rng)
+    dims, coords = part.dims(), part.coords()
+    data = {}
+    for name, v in flat.items():
+        d = dims.get(name, tuple(f"{name}_dim_{j}" for j in range(v.ndim - 1)))
+        data[name] = (("chain", "draw", *d), v.reshape(chains, draws, *v.shape[1:]))
+    used = {d for name in data for d in data[name][0]}
+    post = xr.Dataset(
+        data,
+        coords={
+            "chain": np.arange(chains),
+            "draw": np.arange(draws),
+            **{k: v for k, v in coords.items() if k in used},
+        },
+    )
+    return xr.DataTree.from_dict({"posterior": post})
+
+
+def sample_part(
+    part: Part,
+    stats: Stats,
+    *,
+    draws: int,
+    tune: int,
+    chains: int,
+    seed: int,
+    progress: bool = False,
+) -> xr.DataTree:
+    """One-off fit of ``part`` given ``stats`` (see :class:`PartSampler`)."""
+    return PartSampler(part, stats).sample(
+        stats, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress
+    )

@@ -1,0 +1,93 @@
+"""Column parts: one column's conditional model, fitted alone from grouped statistics.
+
+See :mod:`pseudopost.models.parts.base` for the factorisation and the API. Families (one module
+each), with the priors of the ready model they stand for:
+
+==================================  ===================================  ==========================
+family                              class                                ready model
+==================================  ===================================  ==========================
+``bernoulli``                       :class:`BernoulliPart`               LogisticRegression
+``categorical`` (status parts too)  :class:`CategoricalPart`             CategoricalRegression
+``ordinal``                         :class:`OrdinalPart`                 OrdinalRegression
+``normal``                          :class:`NormalPart`                  NormalRegression
+``lognormal``                       :class:`LogNormalPart`               LogNormalRegression
+``poisson``                         :class:`PoissonPart`                 PoissonRegression
+``negative_binomial``               :class:`NegativeBinomialPart`        NegativeBinomialRegression
+``zero_truncated_negative_binomial``:class:`ZeroTruncatedNegativeBinomialPart`  HurdleNegativeBinomial's count part
+``dirichlet_categorical``           :class:`DirichletCategoricalPart`    DirichletCategorical (conjugate)
+==================================  ===================================  ==========================
+"""
+
+from __future__ import annotations
+
+from pseudopost.models.parts.base import (
+    SEP,
+    Encoded,
+    Layout,
+    Param,
+    Part,
+    PartData,
+    PartDensity,
+    Stats,
+    group_rows,
+    row_keys,
+)
+from pseudopost.models.parts.bernoulli import BernoulliPart
+from pseudopost.models.parts.categorical import CategoricalPart
+from pseudopost.models.parts.dirichlet_categorical import DirichletCategoricalPart
+from pseudopost.models.parts.lognormal import LogNormalPart
+from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
+from pseudopost.models.parts.normal import NormalPart
+from pseudopost.models.parts.ordinal import OrdinalPart
+from pseudopost.models.parts.poisson import PoissonPart
+from pseudopost.models.parts.zero_truncated_negative_binomial import (
+    ZeroTruncatedNegativeBinomialPart,
+)
+
+__all__ = [
+    "FAMILIES",
+    "SEP",
+    "BernoulliPart",
+    "CategoricalPart",
+    "DirichletCategoricalPart",
+    "Encoded",
+    "Layout",
+    "LogNormalPart",
+    "NegativeBinomialPart",
+    "NormalPart",
+    "OrdinalPart",
+    "Param",
+    "Part",
+    "PartData",
+    "PartDensity",
+    "PoissonPart",
+    "Stats",
+    "ZeroTruncatedNegativeBinomialPart",
+    "group_rows",
+    "make_part",
+    "row_keys",
+]
+
+#: family name -> part class (the one table of part families)
+FAMILIES: dict[str, type[Part]] = {
+    cls.family: cls
+    for cls in (
+        BernoulliPart,
+        CategoricalPart,
+        OrdinalPart,
+        NormalPart,
+        LogNormalPart,
+        PoissonPart,
+        NegativeBinomialPart,
+        ZeroTruncatedNegativeBinomialPart,
+        DirichletCategoricalPart,
+    )
+}
+
+
+def make_part(family: str, outcome: str, predictors=(), **options) -> Part:
+    """The part of ``family`` (a key of :data:`FAMILIES`) with the given options
+    (``prior_scale``, ``name``, ``n_levels``, ``concentration``)."""
+    if family not in FAMILIES:
+        raise ValueError(f"Unknown part family {family!r}; expected one of {sorted(FAMILIES)}.")
+    return FAMILIES[family](outcome, tuple(predictors), **options)
