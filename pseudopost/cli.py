@@ -23,9 +23,10 @@ __all__ = ["main"]
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from pseudopost import PseudoPosterior, SamplingWarning
     from pseudopost._io import write_csv, write_json
     from pseudopost.datasets import load_fatigue, simulate_lognormal
+    from pseudopost.fitting.sampler import SamplingWarning
+    from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior
     from pseudopost.models import LogNormalRegression
 
     if args.dataset == "simulation":

@@ -1,4 +1,4 @@
-"""The model contract (:func:`pseudopost.models.checks.check_model`) over every ready model and
+"""The model contract (:func:`pseudopost.checks.check_model`) over every ready model and
 PyMC's families used for microdata, each written the way PyMC's gallery writes it, with SciPy
 references for the log-likelihood and the range probabilities.
 
@@ -17,6 +17,7 @@ import pymc as pm
 import pytest
 from scipy import special, stats
 
+from pseudopost.checks import CHECKS, ModelCheckError, check_model
 from pseudopost.models import (
     CategoricalRegression,
     DirichletCategorical,
@@ -30,7 +31,6 @@ from pseudopost.models import (
     OrdinalRegression,
     PoissonRegression,
 )
-from pseudopost.models.checks import CHECKS, ModelCheckError, check_model
 from pseudopost.models.sequential import SequentialModel
 
 N = 40
@@ -637,8 +637,7 @@ def test_a_broken_model_fails_the_check_it_breaks(broken, check):
 
 def test_broken_machinery_fails_its_check(monkeypatch):
     """Weighting, log-likelihood and accountant wrong in turn (patched): each check fails."""
-    import pseudopost as pp
-    from pseudopost.models import checks
+    from pseudopost import checks
 
     def weights_squared(model, observed=None, weights=None, censor_bound=None):
         return checks_weighted(model, observed, weights**2, censor_bound)
@@ -649,7 +648,7 @@ def test_broken_machinery_fails_its_check(monkeypatch):
         with pytest.raises(ModelCheckError, match=r"^\[weighting\]"):
             check_model(PoissonRegression("k"), _counts(), draws="points")
 
-    record_function = pp.privacy.fused.record_function
+    record_function = checks.record_function
 
     class _Scaled:
         def __init__(self, f):
@@ -659,17 +658,17 @@ def test_broken_machinery_fails_its_check(monkeypatch):
             return 1.001 * self.f(draws, *a, **k)
 
     with monkeypatch.context() as mp:
-        mp.setattr(pp.privacy.fused, "record_function", lambda m, b: _Scaled(record_function(m, b)))
+        mp.setattr(checks, "record_function", lambda m, b: _Scaled(record_function(m, b)))
         with pytest.raises(ModelCheckError, match=r"^\[loglik\]"):
             check_model(PoissonRegression("k"), _counts(), draws="points")
 
-    account = pp.privacy.accountant.account
+    account = checks.account
 
     def ignores_alpha(g, draws, alpha, decomposition, **kw):
         return account(g, draws, np.ones_like(alpha), decomposition, **kw)
 
     with monkeypatch.context() as mp:
-        mp.setattr(pp.privacy.accountant, "account", ignores_alpha)
+        mp.setattr(checks, "account", ignores_alpha)
         with pytest.raises(ModelCheckError, match=r"^\[accountant\]"):
             check_model(PoissonRegression("k"), _counts(), draws="points")
 

@@ -36,9 +36,9 @@ seed              the same seed gives the same synthetic data (and, with ``refit
 input_unchanged   the DataFrame, or the PyMC model's data and variables, are left as they were
 ================  =================================================================================
 
-This module is a test harness over the whole package: it reaches the mechanism and the
-accountant (layers above :mod:`pseudopost.models`) only through the package's public facade at
-call time, never at import.
+This module is a test harness over the whole package (models, fitting, the accountant and the
+mechanism), so it sits on the top floor beside the command line, like scikit-learn's
+``utils.estimator_checks``.
 """
 
 from __future__ import annotations
@@ -55,10 +55,14 @@ import pymc as pm
 import pytensor
 import xarray as xr
 
+from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior
 from pseudopost.models.base import Prepared, SynthModel
 from pseudopost.models.custom import PyMCModel
 from pseudopost.models.loglik import RecordFunction, stack_draws
 from pseudopost.models.weighting import n_records, rv_logprob, value_of, weighted_model
+from pseudopost.privacy.accountant import account, sensitive_function
+from pseudopost.privacy.decomposition import Censored, RangeAveraged, RangeTruncated, Unrestricted
+from pseudopost.privacy.fused import record_function
 
 __all__ = ["CHECKS", "PROB_ATOL", "CheckReport", "ModelCheckError", "check_model"]
 
@@ -318,9 +322,7 @@ def _prepare(synth: SynthModel, data) -> tuple[Prepared, pm.Model]:
 
 
 def _fit(synth, data, config: _Config):
-    import pseudopost as pp  # the facade (module docstring)
-
-    return pp.PseudoPosterior(synth, sampler=config.sampler).fit(
+    return PseudoPosterior(synth, sampler=config.sampler).fit(
         data, draws=config.n_draws, tune=config.tune, chains=config.chains, seed=config.seed,
         progress=False,
     )  # fmt: skip
@@ -421,9 +423,7 @@ def _pymc_loglik(base: pm.Model, observed, post: xr.Dataset) -> np.ndarray:
 
 
 def _mechanism_loglik(synth: SynthModel, base: pm.Model):
-    import pseudopost as pp
-
-    return pp.privacy.fused.record_function(synth, base)
+    return record_function(synth, base)
 
 
 def _check_loglik(run, synth, base, prepared, src: _Source, flat, config) -> np.ndarray:
@@ -447,8 +447,6 @@ def _abs(g: np.ndarray) -> np.ndarray:
 
 
 def _check_accountant(run, synth, base, src: _Source, flat, L, rng) -> None:
-    import pseudopost as pp
-
     alpha = src.alpha
     want = alpha * _abs(L[src.kept]).max(axis=0)
     run.epsilon = 2.0 * float(want.max())
@@ -460,17 +458,17 @@ def _check_accountant(run, synth, base, src: _Source, flat, L, rng) -> None:
     lam = rng.uniform(0.0, 0.9, alpha.size)
     bound = float(np.median(_abs(alpha * L)))
     cases = [
-        (pp.privacy.Unrestricted(), alpha, L),
-        (pp.privacy.RangeAveraged(lam), (1 - lam) * alpha, L),
-        (pp.privacy.Censored(bound), np.ones_like(alpha), np.clip(alpha * L, -bound, bound)),
+        (Unrestricted(), alpha, L),
+        (RangeAveraged(lam), (1 - lam) * alpha, L),
+        (Censored(bound), np.ones_like(alpha), np.clip(alpha * L, -bound, bound)),
     ]
     for decomp, c, g in cases:
-        _compare_account(run, pp, decomp, synth, base, loglik, flat, alpha, c, g)
+        _compare_account(run, decomp, synth, base, loglik, flat, alpha, c, g)
 
 
-def _compare_account(run, pp, decomp, synth, base, loglik, flat, alpha, c, g) -> None:
-    sens = pp.privacy.accountant.sensitive_function(decomp, synth, base, loglik)
-    acc = pp.privacy.accountant.account(sens, flat, alpha, decomp)
+def _compare_account(run, decomp, synth, base, loglik, flat, alpha, c, g) -> None:
+    sens = sensitive_function(decomp, synth, base, loglik)
+    acc = account(sens, flat, alpha, decomp)
     a = _abs(g)
     name = type(decomp).__name__
     run.close("accountant", f"{name} Lipschitz bounds vs brute force", acc.lipschitz,
@@ -508,8 +506,6 @@ def _reference_range(dist, lower, upper, discrete: bool) -> np.ndarray:
 
 
 def _check_ranges(run, synth, base, prepared, src: _Source, flat, L, config) -> None:
-    import pseudopost as pp
-
     reference, ranges = config.reference, config.ranges
     if ranges is None:
         return run.skip("ranges", "not requested")
@@ -547,9 +543,9 @@ def _check_ranges(run, synth, base, prepared, src: _Source, flat, L, config) -> 
         run.close_prob("ranges", "log P(range) vs SciPy", got, want)
     g = L - got
     alpha = src.alpha
-    decomp = pp.privacy.RangeTruncated(lower, upper)
+    decomp = RangeTruncated(lower, upper)
     loglik = _mechanism_loglik(synth, base)
-    _compare_account(run, pp, decomp, synth, base, loglik, flat, alpha, alpha, g)
+    _compare_account(run, decomp, synth, base, loglik, flat, alpha, alpha, g)
 
 
 # -- synthesis -------------------------------------------------------------------------------
