@@ -564,8 +564,25 @@ def test_pymc_family_passes_the_contract_through_the_mechanism(name):
     _assert_complete(_run(name, "mechanism", refit=True), _skips(name))
 
 
+#: found by the production run of the contract: nutpie's Numba build of the *weighted* model
+#: (the base model plus the weighted-likelihood potential) of ``pm.Truncated`` fails at every
+#: initial point ("Logp function returned error"), while PyMC's own log density there is finite
+#: and nutpie samples the unweighted model; the PyMC sampler path passes (test above)
+_PRODUCTION_KNOWN = {
+    "Truncated": "nutpie (Numba) cannot start on the weighted pm.Truncated model; use sampler='pymc'",
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(FAMILIES))
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(reason=_PRODUCTION_KNOWN[n], strict=True))
+        if n in _PRODUCTION_KNOWN
+        else n
+        for n in FAMILIES
+    ],
+)
 def test_pymc_family_passes_the_contract_as_in_production(name):
     """nutpie and the configured PyTensor mode (Numba), two chains, more draws."""
     report = _run(name, "mechanism", sampler="nutpie", mode=None, chains=2, n_draws=100, tune=100)
