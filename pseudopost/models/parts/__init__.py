@@ -15,6 +15,7 @@ family                              class                                ready m
 ``negative_binomial``               :class:`NegativeBinomialPart`        NegativeBinomialRegression
 ``zero_truncated_negative_binomial``:class:`ZeroTruncatedNegativeBinomialPart`  HurdleNegativeBinomial's count part
 ``dirichlet_categorical``           :class:`DirichletCategoricalPart`    DirichletCategorical (conjugate)
+``masked_categorical``              :class:`MaskedCategoricalPart`       (structural zeros: a categorical over allowed levels)
 ==================================  ===================================  ==========================
 """
 
@@ -36,6 +37,7 @@ from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
 from pseudopost.models.parts.dirichlet_categorical import DirichletCategoricalPart
 from pseudopost.models.parts.lognormal import LogNormalPart
+from pseudopost.models.parts.masked_categorical import MaskedCategoricalPart
 from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
 from pseudopost.models.parts.normal import NormalPart
 from pseudopost.models.parts.ordinal import OrdinalPart
@@ -53,6 +55,7 @@ __all__ = [
     "Encoded",
     "Layout",
     "LogNormalPart",
+    "MaskedCategoricalPart",
     "NegativeBinomialPart",
     "NormalPart",
     "OrdinalPart",
@@ -81,6 +84,7 @@ FAMILIES: dict[str, type[Part]] = {
         NegativeBinomialPart,
         ZeroTruncatedNegativeBinomialPart,
         DirichletCategoricalPart,
+        MaskedCategoricalPart,
     )
 }
 
