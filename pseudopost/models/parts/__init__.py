@@ -36,6 +36,7 @@ from pseudopost.models.parts.base import (
 from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
 from pseudopost.models.parts.dirichlet_categorical import DirichletCategoricalPart
+from pseudopost.models.parts.grouped import GroupedData
 from pseudopost.models.parts.lognormal import LogNormalPart
 from pseudopost.models.parts.masked_categorical import MaskedCategoricalPart
 from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
@@ -53,6 +54,7 @@ __all__ = [
     "CategoricalPart",
     "DirichletCategoricalPart",
     "Encoded",
+    "GroupedData",
     "Layout",
     "LogNormalPart",
     "MaskedCategoricalPart",
