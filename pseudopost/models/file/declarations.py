@@ -16,6 +16,7 @@ A :class:`~pseudopost.formats.Codebook` (SPSS/Stata metadata) supplies missing c
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,16 +25,15 @@ from pseudopost.formats import Codebook
 from pseudopost.models.registry import MODEL_NAMES
 from pseudopost.models.rules import Rule, StructuralZero
 
-__all__ = ["AUTO", "TRANSFORMS", "Declarations", "Transform"]
+__all__ = ["AUTO", "FILE_MODELS", "TRANSFORMS", "Declarations"]
 
 #: the model name that asks for the automatic choice
 AUTO = "auto"
 #: named public transforms of a numeric predictor (``None``: as given)
 TRANSFORMS = ("log", "log1p", "identity")
-Transform = "str | tuple[float, float] | None"
 _NO_PART = frozenset({"mixture"})  # registry models without a column part
 #: model names a whole-file column accepts (the registry's names less those without a part)
-FILE_MODELS = tuple(sorted(set(MODEL_NAMES) - _NO_PART)) + (AUTO,)
+FILE_MODELS = (*sorted(set(MODEL_NAMES) - _NO_PART), AUTO)
 
 
 def _names(value: object, argument: str) -> tuple[str, ...]:
@@ -108,7 +108,7 @@ def _knots(column: str, k: object) -> tuple[float, ...]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise ValueError(f"The knots of column {column!r} must be finite numbers. Got {v!r}.")
         out.append(float(v))
-    if any(b <= a for a, b in zip(out, out[1:], strict=False)):
+    if any(b <= a for a, b in itertools.pairwise(out)):
         raise ValueError(f"The knots of column {column!r} must increase strictly. Got {k!r}.")
     return tuple(out)
 

@@ -145,8 +145,8 @@ class ColumnFeatures:
         if not np.isfinite(out).all():
             i = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
             raise ValueError(
-                f"Column {c.name!r}: record {i}'s value has no finite "
-                f"{_text(self.transform, c.name)}."
+                f"Column {self.column.name!r}: record {i}'s value has no finite "
+                f"{_text(self.transform, self.column.name)}."
             )
         return out
 

@@ -143,9 +143,7 @@ class EncodedColumn:
         codes = np.asarray(codes, dtype=np.int64)
         status = np.array([lv.status for lv in self.levels], dtype=np.int64)[codes]
         if self.numeric:
-            table = np.array(
-                [float(lv.value) if lv.status == 0 else np.nan for lv in self.levels]
-            )
+            table = np.array([float(lv.value) if lv.status == 0 else np.nan for lv in self.levels])
             return status, table[codes]
         table = np.empty(len(self.levels), dtype=object)
         table[:] = [lv.value if lv.status == 0 else np.nan for lv in self.levels]
@@ -154,9 +152,7 @@ class EncodedColumn:
     # -- columns -------------------------------------------------------------------------
     def split(self, series: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         """(status, values) of a column of this column's dtype (real or synthetic)."""
-        status, values, _ = split_status(
-            series, self.info.codes, self.info.spikes, name=self.name
-        )
+        status, values, _ = split_status(series, self.info.codes, self.info.spikes, name=self.name)
         return status, values
 
     def decode(self, status: np.ndarray, values: np.ndarray, index: pd.Index) -> pd.Series:

@@ -409,7 +409,9 @@ def synthesize_columns(
         for r in p.rules:
             bad = r.violations(frame)
             if bad.any():  # pragma: no cover  (imposed above; rules that contradict each other)
-                raise ValueError(f"Synthetic record {int(np.flatnonzero(bad)[0])} breaks {r.text!r}.")
+                raise ValueError(
+                    f"Synthetic record {int(np.flatnonzero(bad)[0])} breaks {r.text!r}."
+                )
     for z in plan.declarations.structural_zeros:
         bad = z.violations(frame)
         if bad.any():

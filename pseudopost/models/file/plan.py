@@ -270,7 +270,9 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     kept_names = tuple(c for c in frame.columns if c in decl.keep)
     unused = [c for c in decl.models if c not in order]
     if unused:
-        raise ValueError(f"'models' gives a model for column(s) {unused}, which are not synthesized.")
+        raise ValueError(
+            f"'models' gives a model for column(s) {unused}, which are not synthesized."
+        )
     visit = {c: -1 for c in kept_names} | {c: j for j, c in enumerate(order)}
     position = {c: j for j, c in enumerate(frame.columns)}
 
@@ -281,7 +283,9 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         codes = tuple(decl.missing_codes.get(c, ()))
         spikes = tuple(decl.spikes.get(c, ()))
         inputs_known = bool(kept_names) or order.index(c) > 0 if c in order else True
-        conditioned = inputs_known and (c not in decl.predictor_matrix or bool(decl.predictor_matrix[c]))
+        conditioned = inputs_known and (
+            c not in decl.predictor_matrix or bool(decl.predictor_matrix[c])
+        )
         ch = choose(s, c, declared=decl.models.get(c, "auto"), codes=codes, spikes=spikes,
                     conditioned=conditioned, max_levels=decl.max_levels)  # fmt: skip
         col = encode(s, c, position[c], codes=codes, spikes=ch.spikes,
@@ -314,7 +318,9 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     plans = []
     for c in order:
         inputs = _inputs(c, order, kept_names, decl)
-        design = Design(tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions))
+        design = Design(
+            tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions)
+        )
         fixed = fixed_records(rules.get(c, ()), frame)
         parts, constant, value_constant = _column_parts(
             encoded[c], choices[c], design, ~fixed, c in zeros
