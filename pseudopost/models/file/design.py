@@ -10,7 +10,8 @@ only, never on the confidential data's moments (DESIGN.md section 9):
   spike; the reference is "observed"), plus its value :math:`t(x)` through the declared public
   transform (``log``, ``log1p``, ``(centre, scale)``; ``log`` by default for a log-normal
   column), 0 when the value is not observed, plus **linear-spline** terms
-  :math:`(t(x) - t(\kappa))_+` at each declared knot :math:`\kappa` (0 when not observed).
+  :math:`(t(x) - t(\kappa))_+` at each declared knot :math:`\kappa` (0 when not observed;
+  named ``"{column}>{knot}"``).
   Knots are public (declared, e.g. from a codebook's bands): knots placed at the data's
   quantiles would be read outside the accountant, so none are chosen automatically.
 * an **interaction** of two declared categorical columns: the products of their one-hot
@@ -111,7 +112,7 @@ class ColumnFeatures:
         out = self.indicator_names
         if self._has_value:
             base = _text(self.transform, self.column.name)
-            out = [*out, base, *(f"({base} - {k:g})+" for k in self.knots)]
+            out = [*out, base, *(f"{self.column.name}>{k:g}" for k in self.knots)]
         return out
 
     @property

@@ -103,6 +103,7 @@ class FilePlan:
     columns: tuple[str, ...]
     index: pd.Index
     declarations: Declarations
+    all_columns: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -120,7 +121,7 @@ class FilePlan:
         """One row per column of the frame: role, detected type, model, parts and why."""
         rows = []
         by = {p.name: p for p in self.plans}
-        for c in self.columns:
+        for c in self.all_columns or self.columns:
             if c in by:
                 p = by[c]
                 parts = ", ".join(f"{pp.part.name} ({pp.part.family})" for pp in p.parts)
@@ -246,9 +247,7 @@ def _column_parts(col, choice, design, active, masked) -> tuple[tuple, int | Non
         elif held.size == 1:
             value_constant = int(held[0])
     elif observed.any():
-        part = make_part(choice.family, name, preds, name=f"{name}.value")
-        _check_support(part, np.where(observed, col.values, np.nan), observed, name)
-        parts.append(PartPlan("value", part))
+        parts.append(PartPlan("value", make_part(choice.family, name, preds, name=f"{name}.value")))
     return tuple(parts), constant, value_constant
 
 
@@ -306,6 +305,13 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     rules = check_rules(decl.rules, frame, visit, decl.drop)
     one_part = {c: choices[c].categorical for c in order}
     zeros = check_zeros(decl.structural_zeros, frame, visit, decl.drop, one_part)
+    fixed = {c: fixed_records(rules.get(c, ()), frame) for c in order}
+    for c in order:  # the value families' support, before the designs' transforms
+        ch, col = choices[c], encoded[c]
+        if ch.family is not None:
+            observed = ~fixed[c] & (col.status == 0)
+            part = make_part(ch.family, c, name=f"{c}.value")
+            _check_support(part, np.where(observed, col.values, np.nan), observed, c)
     features = {
         c: ColumnFeatures(encoded[c], decl.transforms.get(c, _default_transform(choices[c])),
                           decl.knots.get(c, ()))
@@ -321,9 +327,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         design = Design(
             tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions)
         )
-        fixed = fixed_records(rules.get(c, ()), frame)
         parts, constant, value_constant = _column_parts(
-            encoded[c], choices[c], design, ~fixed, c in zeros
+            encoded[c], choices[c], design, ~fixed[c], c in zeros
         )
         mask = None
         if c in zeros and parts:
@@ -331,7 +336,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             mask = zero_mask(zeros[c], frame, c, cells)
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
-                       fixed, parts, constant, value_constant, mask)
+                       fixed[c], parts, constant, value_constant, mask)
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -348,6 +353,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         columns=tuple(c for c in frame.columns if c not in decl.drop),
         index=frame.index,
         declarations=decl,
+        all_columns=tuple(frame.columns),
     )
 
 
