@@ -99,7 +99,7 @@ def run(n: int, kind: str, draws: int) -> dict:
             )  # fmt: skip
             t1 = time.perf_counter()
             if kind == "parquet":
-                res.synthesize(seed=2, path=tmp / "synthetic")
+                res.write_parquet(tmp / "synthetic", seed=2)
             else:
                 res.synthesize(seed=2).compute()
         t2 = time.perf_counter()

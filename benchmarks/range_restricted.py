@@ -44,9 +44,7 @@ def run_all(data, model, column, mechs, *, draws, seed, m=1):
         for label, mech in mechs.items():
             res = mech.fit(data, draws=draws, tune=draws, chains=2, seed=seed, progress=False)
             results[label] = res
-            for j, syn in enumerate(
-                res.synthesize(m=m, seed=seed + 1) if m > 1 else [res.synthesize(seed=seed + 1)]
-            ):
+            for j, syn in enumerate(res.synthesize_datasets(m, seed=seed + 1)):
                 u = ecdf_utility(data[[column]], syn[[column]]).iloc[0]
                 x = syn[column].to_numpy()
                 rows.append(

@@ -32,15 +32,16 @@ or fix them with ``models=`` and ``transforms=``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-import numpy as np
 import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_frame, check_positive_int
+from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPosteriorResult
 from pseudopost.models.base import SynthModel
 from pseudopost.models.columns import encode_column
 from pseudopost.models.registry import (
@@ -53,6 +54,12 @@ from pseudopost.models.registry import (
 from pseudopost.models.sequential import SequentialModel
 
 __all__ = ["Choice", "SynthesisResult", "choose_model", "model_class", "synthesize"]
+
+
+def _forward(name: str) -> property:
+    """The fitted mechanism's ``name`` (``SynthesisResult.result.name``)."""
+    return property(lambda self: getattr(self.result, name), doc=f"``result.{name}``.")
+
 
 @dataclass
 class SynthesisResult:
@@ -72,20 +79,13 @@ class SynthesisResult:
 
     synthetic: pd.DataFrame | list[pd.DataFrame]
     choices: pd.DataFrame
-    result: object
+    result: PseudoPosteriorResult
     model: SequentialModel
 
-    @property
-    def epsilon(self) -> float:
-        return self.result.epsilon
-
-    @property
-    def unweighted_epsilon(self) -> float:
-        return self.result.unweighted_epsilon
-
-    @property
-    def lipschitz(self):
-        return self.result.lipschitz
+    epsilon = _forward("epsilon")
+    unweighted_epsilon = _forward("unweighted_epsilon")
+    lipschitz = _forward("lipschitz")
+    privacy_statement = _forward("privacy_statement")
 
     @property
     def synthetic_columns(self) -> list[str]:
@@ -95,34 +95,36 @@ class SynthesisResult:
     def kept_columns(self) -> list[str]:
         return list(self.choices.loc[self.choices.role == "kept", "column"])
 
-    def synthesize(
-        self, m: int = 1, seed: SeedLike = None, *, weighted: bool = True
-    ) -> pd.DataFrame | list[pd.DataFrame]:
-        """More synthetic datasets from the weighted posterior, or (``weighted=False``) from the
-        unweighted posterior of the risk step: the unweighted synthesizer, whose privacy loss
-        is ``unweighted_epsilon``, for comparison."""
-        if weighted:
-            return self.result.synthesize(m, seed)
-        return synthesize_unweighted(self.result, m, seed)
+    def synthesize(self, m: int | None = None, seed: SeedLike = None, *, weighted: bool = True):
+        """One more synthetic dataset (a DataFrame) from the weighted posterior, or
+        (``weighted=False``) from the unweighted posterior of the risk step: the unweighted
+        synthesizer, whose privacy loss is ``unweighted_epsilon``, for comparison. ``m`` is
+        deprecated (:meth:`PseudoPosteriorResult.synthesize`); use :meth:`synthesize_datasets`.
+        """
+        return self.result.synthesize(m, seed, weighted=weighted)
+
+    def synthesize_datasets(
+        self, m: int, seed: SeedLike = None, *, weighted: bool = True
+    ) -> list[pd.DataFrame]:
+        """``m`` more synthetic datasets, each under its own posterior draw (weighted, or the
+        unweighted synthesizer with ``weighted=False``); they compose to ``m`` times the
+        epsilon of one."""
+        return self.result.synthesize_datasets(m, seed, weighted=weighted)
 
 
-def synthesize_unweighted(result, m: int = 1, seed: SeedLike = None):
-    """Synthetic data from the *unweighted* posterior kept in a PseudoPosteriorResult (the
-    ``risk_posterior`` group): the unweighted synthesizer, for comparison; each dataset
-    carries ``result.unweighted_epsilon``."""
-    m = check_positive_int(m, "m")
-    rng = as_generator(seed)
-    post = result.datatree["risk_posterior"].to_dataset()
-    total = post.sizes["chain"] * post.sizes["draw"]
-    if m > total:
-        raise ValueError(f"'m'={m} exceeds the {total} unweighted posterior draws.")
-    chosen = np.sort(rng.choice(total, size=m, replace=False))
-    fitted = result._fitted
-    fitted.restore_data()
-    frames = fitted.model.simulate(
-        fitted.prepared, fitted.base, post, chosen, int(rng.integers(2**31 - 1))
+def synthesize_unweighted(result: PseudoPosteriorResult, m: int = 1, seed: SeedLike = None):
+    """Deprecated: ``result.synthesize_datasets(m, seed, weighted=False)`` (a list) or
+    ``result.synthesize(seed=seed, weighted=False)`` (one DataFrame). Returns what it did in
+    pseudopost 0.1 (a DataFrame for ``m == 1``, else a list), with a ``DeprecationWarning``."""
+    warnings.warn(
+        "synthesize_unweighted(result, m, seed) is deprecated and will be removed in "
+        "pseudopost 0.3; use result.synthesize_datasets(m, seed=..., weighted=False).",
+        DeprecationWarning,
+        stacklevel=2,
     )
-    return frames[0] if m == 1 else frames
+    with warnings.catch_warnings():  # one warning, this one
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return result.synthesize(m, seed, weighted=False)
 
 
 def _model_name(spec) -> str:
@@ -286,15 +288,13 @@ def synthesize(
         unmodelled=unmodelled,
         transforms=tr,
     )
-    from pseudopost.mechanisms.pseudo_posterior.core import PseudoPosterior
-
     rng = as_generator(seed)
     fit_seed, synth_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
     result = PseudoPosterior(
         model, scale, shift, target_epsilon=target_epsilon, sampler=sampler
     ).fit(frame, draws=draws, tune=tune, chains=chains, seed=fit_seed, progress=progress)
-    synthetic = result.synthesize(m, seed=synth_seed)
-    return SynthesisResult(synthetic, choices, result, model)
+    frames = result.synthesize_datasets(m, seed=synth_seed)
+    return SynthesisResult(frames[0] if m == 1 else frames, choices, result, model)
 
 
 def choose_model_type(series: pd.Series, column: str) -> str:

@@ -12,4 +12,6 @@ if [ -n "${CI:-}" ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0
     >/tmp/pseudopost-chromium.log 2>&1 || echo "Chromium install failed; the report test will skip."
 fi
 .venv/bin/ruff check pseudopost tests benchmarks
-exec .venv/bin/python -m pytest -m "not slow" "$@"
+# Tests run on every core (pytest-xdist); each module stays on one worker so its fixtures
+# (compiled models, fitted results) are built once.
+exec .venv/bin/python -m pytest -m "not slow" -n auto --dist loadscope "$@"

@@ -126,10 +126,26 @@ def test_adult_choices_and_synthetic_frame(adult_run):
 
 
 def test_adult_same_seed_same_synthesis(adult_run):
-    _, out = adult_run
-    a = out.synthesize(m=2, seed=5)
-    b = out.synthesize(m=2, seed=5)
+    frame, out = adult_run
+    a = out.synthesize_datasets(2, seed=5)
+    b = out.synthesize_datasets(2, seed=5)
     for x, y in zip(a, b, strict=True):
         pd.testing.assert_frame_equal(x, y)
     u = out.synthesize(seed=5, weighted=False)
     assert list(u.columns) == ["sex", "age", "income"]
+    assert (u.dtypes == frame.dtypes).all()
+    pd.testing.assert_frame_equal(u, out.result.synthesize(seed=5, weighted=False))
+    assert out.privacy_statement == out.result.privacy_statement
+    assert out.privacy_statement.scope == "local"
+
+
+def test_adult_synthesize_m_is_deprecated_and_returns_its_old_types(adult_run):
+    _, out = adult_run
+    with pytest.warns(DeprecationWarning, match=r"synthesize_datasets\(m, seed=...\)"):
+        old = out.synthesize(m=2, seed=5)
+    assert isinstance(old, list)
+    for x, y in zip(old, out.synthesize_datasets(2, seed=5), strict=True):
+        pd.testing.assert_frame_equal(x, y)
+    with pytest.warns(DeprecationWarning):
+        single = out.synthesize(m=1, seed=5)
+    pd.testing.assert_frame_equal(single, out.synthesize(seed=5))

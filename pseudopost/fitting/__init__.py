@@ -1,6 +1,13 @@
-"""How posteriors are sampled: one :class:`Sampler` interface and its adapters, the
-sufficient-statistics path, and the compiled-model cache."""
+"""How posteriors are sampled: one :class:`Sampler` protocol and its adapters (nutpie, nutpie's
+JAX backend, PyMC) chosen by :func:`make_sampler`, the sufficient-statistics path
+(:mod:`.sufficient`), and the compiled-sampler cache keyed by model structure (:mod:`.cache`)."""
 
-from pseudopost.fitting.sampler import SAMPLERS, FitDiagnostics, Sampler, SamplingWarning
+from pseudopost.fitting.sampler import (
+    SAMPLERS,
+    FitDiagnostics,
+    Sampler,
+    SamplingWarning,
+    make_sampler,
+)
 
-__all__ = ["SAMPLERS", "FitDiagnostics", "Sampler", "SamplingWarning"]
+__all__ = ["SAMPLERS", "FitDiagnostics", "Sampler", "SamplingWarning", "make_sampler"]

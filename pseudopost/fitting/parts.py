@@ -17,11 +17,10 @@ part's own: ``predictor``, ``level``, ``cutpoint``) and ``sample_stats``; a conj
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import xarray as xr
 
+from pseudopost.fitting.sampler import posterior_tree, run_nutpie
 from pseudopost.models.parts import Part, Stats
 
 __all__ = ["PartSampler", "nutpie_model", "sample_part", "shared_data"]
@@ -97,25 +96,11 @@ class PartSampler:
         _check_counts(draws, tune, chains)
         if self.part.conjugate:
             return _exact_tree(self.part, stats, draws, chains, seed)
-        import nutpie
-
         compiled = self.compiled.with_data(**shared_data(self.part, stats))
-        trace = nutpie.sample(
-            compiled,
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            cores=min(chains, os.cpu_count() or 1),
-            seed=seed,
-            progress_bar=progress,
-            save_warmup=False,
-            adaptation="low_rank",
+        trace = run_nutpie(
+            compiled, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress
         )
-        post = trace["posterior"].to_dataset()[self.part.layout.names]
-        out = {"posterior": post}
-        if "sample_stats" in trace:
-            out["sample_stats"] = trace["sample_stats"].to_dataset()
-        return xr.DataTree.from_dict(out)
+        return posterior_tree(trace, self.part.layout.names)
 
 
 def _exact_tree(part: Part, stats: Stats, draws: int, chains: int, seed: int) -> xr.DataTree:

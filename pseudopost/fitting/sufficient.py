@@ -47,9 +47,9 @@ from collections.abc import Mapping
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-import xarray as xr
 from scipy.special import gammaln
 
+from pseudopost.fitting.sampler import Sampler, make_sampler
 from pseudopost.models.base import Prepared, SynthModel
 from pseudopost.models.counts import PoissonRegression
 from pseudopost.models.regression import LogNormalRegression, NormalRegression
@@ -57,11 +57,12 @@ from pseudopost.models.regression import LogNormalRegression, NormalRegression
 __all__ = [
     "MAX_UNIQUE_ROWS",
     "STATS_BLOCK",
-    "SufficientSampler",
     "block_statistics",
     "design_rows",
     "merge_rows",
+    "statistics_data",
     "statistics_model",
+    "sufficient_sampler",
     "supports",
     "total_statistics",
     "unsupported_reason",
@@ -285,14 +286,24 @@ def _data_values(model: SynthModel, stats: Mapping[str, np.ndarray]) -> dict[str
     return {k: np.asarray(stats[k], dtype=np.float64) for k in used}
 
 
-class SufficientSampler:
-    """Samples the weighted posterior of a supported model from its statistics.
+def statistics_data(model: SynthModel, stats: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The data of the statistics model (:func:`statistics_model`) for the statistics ``stats``
+    (as :func:`total_statistics` returns them): what its sampler's ``sample`` takes."""
+    return {PREFIX + k: v for k, v in _data_values(model, stats).items()}
 
-    With ``sampler="nutpie"`` (the default) nutpie evaluates the statistics model's log density
+
+def sufficient_sampler(
+    model: SynthModel, stats: Mapping[str, np.ndarray], kind: str = "nutpie"
+) -> Sampler:
+    """The sampler of the weighted posterior of a supported model given its statistics: a
+    :class:`~pseudopost.fitting.sampler.Sampler` of :func:`statistics_model`, whose data are
+    :func:`statistics_data` (the weights enter through the statistics).
+
+    With ``kind="nutpie"`` (the default) nutpie evaluates the statistics model's log density
     written out in NumPy (:class:`~pseudopost.fitting.statistics_density.StatisticsDensity`):
-    nothing is compiled, on a new machine or an old one, and every fit swaps the statistics in
-    (``with_data``), whatever n, the weights or the data are (for Poisson the number of unique
-    rows may change between fits). ``"nutpie-jax"`` and ``"pymc"`` compile the PyMC model of
+    nothing is compiled, on a new machine or an old one, and every fit passes its statistics,
+    whatever n, the weights or the data are (for Poisson the number of unique rows may change
+    between fits). ``"nutpie-jax"`` and ``"pymc"`` compile the PyMC model of
     :func:`statistics_model`, the reference the written-out density is tested against.
 
     Parameters
@@ -300,50 +311,14 @@ class SufficientSampler:
     model
         A supported ready model.
     stats
-        Statistics of the shape to compile for (e.g. :func:`total_statistics` with unit weights).
-    sampler
-        ``"nutpie"``, ``"nutpie-jax"`` or ``"pymc"``, as :class:`~pseudopost.fitting.sampler.Sampler`.
+        Statistics of the shape to build for (e.g. :func:`total_statistics` with unit weights).
+    kind
+        ``"nutpie"``, ``"nutpie-jax"`` or ``"pymc"`` (:func:`~pseudopost.fitting.sampler.make_sampler`).
     """
+    from pseudopost.fitting.statistics_density import StatisticsDensity
 
-    def __init__(self, model: SynthModel, stats: Mapping[str, np.ndarray], sampler: str = "nutpie"):
-        from pseudopost.fitting.sampler import Sampler
-        from pseudopost.fitting.statistics_density import StatisticsDensity
-
-        self.model = model
-        pymc_model = statistics_model(model, stats)
-        compiled = None
-        if sampler == "nutpie":
-            data = {PREFIX + k: v for k, v in _data_values(model, stats).items()}
-            compiled = StatisticsDensity(model, PREFIX).compiled(data)
-        self._inner = Sampler(pymc_model, sampler, compiled=compiled)
-
-    @property
-    def kind(self) -> str:
-        return self._inner.kind
-
-    @property
-    def compilations(self) -> int:
-        return self._inner.compilations
-
-    @property
-    def pymc_model(self) -> pm.Model:
-        return self._inner.model
-
-    def sample(
-        self,
-        stats: Mapping[str, np.ndarray],
-        draws: int,
-        tune: int,
-        chains: int,
-        seed: int,
-        progress: bool = False,
-    ) -> xr.DataTree:
-        """Posterior draws (``posterior``, ``sample_stats``) given the weighted statistics."""
-        return self._inner.sample_data(
-            {PREFIX + k: v for k, v in _data_values(self.model, stats).items()},
-            draws=draws,
-            tune=tune,
-            chains=chains,
-            seed=seed,
-            progress=progress,
-        )
+    pymc_model = statistics_model(model, stats)
+    compiled = None
+    if kind == "nutpie":
+        compiled = StatisticsDensity(model, PREFIX).compiled(statistics_data(model, stats))
+    return make_sampler(pymc_model, kind, compiled=compiled)

@@ -34,11 +34,17 @@ in the sufficient domain (appendix I, eq. 31): :math:`\gamma > 1`, integers :mat
 :math:`\varepsilon_0 > 0` and :math:`|D| \ge k` for the smaller dataset of every pair (so a
 dataset passed in must have more than :math:`k` records). :meth:`PrivacyTestSynthesizer.sample`
 runs :math:`N` independent invocations and releases every accepted candidate; by sequential
-composition (Theorem 1) the whole release is :math:`(N\varepsilon, N\delta)`-DP, reported as
-``epsilon_total`` / ``delta_total``.
+composition (Theorem 1) the whole release is :math:`(N\varepsilon, \min(1, N\delta))`-DP,
+reported as ``epsilon_total`` / ``delta_total``.
+
+Privacy statements: :attr:`PrivacyTestSynthesizer.privacy_statement` is one invocation's
+:math:`(\varepsilon, \delta)` (a release of at most one record);
+:attr:`PrivacyTestResult.privacy_statement` is the whole release's
+:math:`(N\varepsilon, \min(1, N\delta))`. Both are global under add/remove neighbours and
+assume a proposal that depends on the seed record and public information only.
 
 Gaps between the paper and what holds (exact enumeration in
-``tests/releases/test_privacy_test.py``):
+``tests/mechanisms/test_privacy_test.py``):
 
 * The appendix's loop "if pass, output y, else resample" is **not** covered by the proof: Lemma 1
   (eq. 5) is the probability of the single-shot mechanism above. Resampling until acceptance
@@ -63,6 +69,7 @@ import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive, check_positive_int
+from pseudopost.privacy.statement import ADD_REMOVE, PrivacyStatement
 
 __all__ = [
     "PrivacyTestResult",
@@ -207,14 +214,25 @@ class ResampleProposal:
         return out
 
 
+_ASSUMPTIONS = (
+    "the proposal p_s depends on the seed record and public information only",
+    "|D| >= k for the smaller dataset of every neighbouring pair",
+    "each invocation is single-shot (no resampling until a candidate passes)",
+)
+_SOURCE = "REAEDP, Theorem 4 (appendix H; sufficient domain, appendix I eq. 31)"
+
+
 @dataclass(frozen=True)
 class PrivacyTestResult:
     """Output of :meth:`PrivacyTestSynthesizer.sample` (every accepted candidate).
 
-    ``pass_rate`` is measured: accepted / attempted candidates in this run.
+    ``records`` is always a DataFrame of integer codes (the input frame's column names, or
+    ``0..d-1`` for an array). ``pass_rate`` is measured: accepted / attempted candidates in this
+    run. ``epsilon``/``delta`` are one invocation's (Theorem 4), ``epsilon_total`` /
+    ``delta_total`` the release's (basic composition over ``n_candidates`` invocations).
     """
 
-    records: pd.DataFrame | np.ndarray
+    records: pd.DataFrame
     n_candidates: int
     n_passed: int
     pass_rate: float
@@ -222,6 +240,21 @@ class PrivacyTestResult:
     delta: float
     epsilon_total: float
     delta_total: float
+
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        r"""The whole release: global :math:`(N\varepsilon, \min(1, N\delta))`-DP under
+        add/remove neighbours, :math:`N` = ``n_candidates`` (Theorems 1 and 4)."""
+        return PrivacyStatement(
+            mechanism="privacy_test",
+            epsilon=self.epsilon_total,
+            delta=self.delta_total,
+            neighbouring=ADD_REMOVE,
+            scope="global",
+            unit="release",
+            assumptions=_ASSUMPTIONS,
+            source=f"{_SOURCE}; basic composition over {self.n_candidates} invocations (Theorem 1)",
+        )
 
 
 @dataclass
@@ -281,6 +314,21 @@ class PrivacyTestSynthesizer:
         r""":math:`\delta = e^{-\varepsilon_0(k - t)}` of one invocation (Theorem 4)."""
         return float(np.exp(-self.epsilon0 * (self.k - self.t)))
 
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """One invocation of F: global (epsilon, delta)-DP under add/remove neighbours (Theorem
+        4); :meth:`sample` with N invocations costs N times this (its result's statement)."""
+        return PrivacyStatement(
+            mechanism="privacy_test (one invocation)",
+            epsilon=self.epsilon,
+            delta=self.delta,
+            neighbouring=ADD_REMOVE,
+            scope="global",
+            unit="release",
+            assumptions=_ASSUMPTIONS,
+            source=_SOURCE,
+        )
+
     def pass_probability(self, cell_size: np.ndarray | int) -> np.ndarray:
         r""":math:`\mathrm{pt} = \Pr\{L \ge k - |C_j|\}` for cell sizes ``cell_size``."""
         return discrete_laplace_tail(self.k - np.asarray(cell_size), self.epsilon0)
@@ -308,7 +356,11 @@ class PrivacyTestSynthesizer:
             )
         if not np.issubdtype(x.dtype, np.integer):
             if not np.issubdtype(x.dtype, np.number) or (x != np.round(x)).any():
-                raise TypeError("The 'data' argument must hold integer attribute codes.")
+                raise TypeError(
+                    f"The 'data' argument must hold integer attribute codes. Got dtype {x.dtype}"
+                    + ("" if not np.issubdtype(x.dtype, np.number) else " with non-integer values")
+                    + "."
+                )
         if x.shape[0] <= self.k:
             raise ValueError(
                 f"Theorem 4 needs |D| >= k for the smaller dataset of every neighbouring pair, so "
@@ -332,7 +384,9 @@ class PrivacyTestSynthesizer:
     ) -> PrivacyTestResult:
         """Run ``n_candidates`` independent invocations of :math:`\\mathcal F`; keep the passes.
 
-        Spends :math:`(N\\varepsilon, N\\delta)` with :math:`N` = ``n_candidates`` (Theorem 1).
+        Spends :math:`(N\\varepsilon, \\min(1, N\\delta))` with :math:`N` = ``n_candidates``
+        (Theorem 1): the result's ``privacy_statement``. ``n_candidates`` counts invocations, not
+        records: each outputs one record or nothing.
         """
         n_candidates = check_positive_int(n_candidates, "n_candidates")
         x = self._codes(data)
@@ -344,7 +398,8 @@ class PrivacyTestSynthesizer:
             if self._accept(x, i, y, rng):
                 kept.append(y)
         arr = np.array(kept, dtype=np.int64).reshape(len(kept), x.shape[1])
-        records = pd.DataFrame(arr, columns=data.columns) if isinstance(data, pd.DataFrame) else arr
+        columns = data.columns if isinstance(data, pd.DataFrame) else None
+        records = pd.DataFrame(arr, columns=columns)
         return PrivacyTestResult(
             records=records,
             n_candidates=n_candidates,

@@ -40,6 +40,10 @@ Sensitivity under replace-one neighbours (:math:`N` public, one path replaced). 
 bound is AM-GM). Larger :math:`\rho` lowers the noise (:math:`\propto \rho^{-1/2}`) but shrinks
 :math:`\hat\mu` towards zero: that is the trade-off of Fig. 2. The whole release spends
 :math:`(\varepsilon, \delta)` once; step 1 is per record and costs nothing.
+
+Privacy statement (:attr:`WienerMean.privacy_statement`, the same on every
+:class:`WienerMeanRelease`): global :math:`(\varepsilon, \delta)` per release under replace-one
+neighbours, with :math:`N`, :math:`\tau`, :math:`\rho` and the grid public.
 """
 
 from __future__ import annotations
@@ -51,15 +55,47 @@ import numpy as np
 
 from pseudopost._rng import SeedLike
 from pseudopost._validation import check_positive, check_positive_int, check_probability
-from pseudopost.privacy.noise import Backend, gaussian_noise, gaussian_sigma
+from pseudopost.privacy.noise import (
+    Backend,
+    check_classic_gaussian,
+    gaussian_noise,
+    gaussian_sigma,
+)
+from pseudopost.privacy.statement import REPLACE_ONE, PrivacyStatement
 
-__all__ = ["WienerMean", "WienerMeanRelease", "wiener_kernel"]
+__all__ = ["WienerMean", "WienerMeanRelease", "wiener_kernel", "wiener_statement"]
 
 
 def wiener_kernel(grid: np.ndarray) -> np.ndarray:
     r"""Gram matrix :math:`K_{jl} = \min(t_j, t_l)` of the Wiener kernel on ``grid``."""
     g = np.asarray(grid, dtype=float)
     return np.minimum.outer(g, g)
+
+
+def wiener_statement(epsilon: float, delta: float, backend: str) -> PrivacyStatement:
+    """The guarantee of one Wiener-mean release: global (epsilon, delta), replace-one."""
+    return PrivacyStatement(
+        mechanism="wiener_mean",
+        epsilon=epsilon,
+        delta=delta,
+        neighbouring=REPLACE_ONE,
+        scope="global",
+        unit="release",
+        assumptions=(
+            "the number of paths N is public",
+            "the norm bound tau, the penalty rho and the grid are public",
+            *(
+                ()
+                if backend == "opendp"
+                else (
+                    "exact Gaussian noise (NumPy's floating-point sampler is not hardened "
+                    "against floating-point attacks; backend='opendp' is)",
+                )
+            ),
+        ),
+        source="REAEDP section III-D (Wiener kernel); Gaussian mechanism in an RKHS, Hall, "
+        "Rinaldo & Wasserman (2013), with the exact replace-one sensitivity of step 3",
+    )
 
 
 @dataclass(frozen=True)
@@ -76,6 +112,11 @@ class WienerMeanRelease:
     epsilon: float
     delta: float
     backend: str
+
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """Global (epsilon, delta)-DP of this release under replace-one neighbours."""
+        return wiener_statement(self.epsilon, self.delta, self.backend)
 
 
 @dataclass
@@ -120,8 +161,16 @@ class WienerMean:
             raise ValueError(
                 f"The 'backend' parameter must be 'numpy' or 'opendp'. Got {self.backend!r}."
             )
+        if self.gaussian_method == "classic":
+            check_classic_gaussian(self.epsilon, self.delta, "the Wiener-mean release")
         if self.grid is not None:
             self._check_grid(np.asarray(self.grid, dtype=float))
+
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """What each call of :meth:`release` costs: global (epsilon, delta)-DP under replace-one
+        neighbours (N public); calls compose (Theorem 1)."""
+        return wiener_statement(float(self.epsilon), float(self.delta), self.backend)
 
     @staticmethod
     def _check_grid(g: np.ndarray) -> np.ndarray:

@@ -15,14 +15,18 @@ database x at hand and its add/remove-one neighbours) and asymptotic, unless the
 is :class:`~pseudopost.privacy.decomposition.Censored` (see its docstring).
 
 The same :func:`account` serves the in-memory mechanism, the draw exclusion, calibration and
-``pseudopost account``; the Dask backend applies the same reductions block by block
-(:mod:`pseudopost.mechanisms.pseudo_posterior.dask.passes`) and combines them exactly (a max
-does not round).
+``pseudopost account``. Over records beyond memory the accountant runs block by block:
+:func:`account_block` reduces one block of records against every draw with the fused block
+kernel (:func:`pseudopost.privacy.fused.block_kernel`), and :func:`combine_blocks` joins the
+blocks' reductions, exactly (per-record values do not depend on the block, and a max does not
+round), so any partitioning gives :func:`account`'s numbers bit for bit. The Dask backend maps
+:func:`account_block` over record partitions
+(:mod:`pseudopost.mechanisms.pseudo_posterior.dask.passes`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,15 +34,16 @@ import pymc as pm
 
 from pseudopost.models.base import SynthModel
 from pseudopost.privacy.decomposition import Decomposition
-from pseudopost.privacy.fused import fused_function
+from pseudopost.privacy.fused import BlockKernel, fused_function
 from pseudopost.privacy.lipschitz import (
     DEFAULT_MAX_BYTES,
+    AbsReduction,
     PerRecordFunction,
     local_epsilon,
     reduce_abs,
 )
 
-__all__ = ["Accounting", "account", "sensitive_function"]
+__all__ = ["Accounting", "account", "account_block", "combine_blocks", "sensitive_function"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +91,32 @@ def account(
     coefficient = decomposition.coefficient(alpha)
     red = reduce_abs(g, draws, coefficient, max_bytes=max_bytes, **decomposition.extras(alpha))
     return Accounting(coefficient * red.per_record, red.per_draw, red.per_record)
+
+
+def account_block(
+    kernel: BlockKernel,
+    draws: Mapping[str, np.ndarray],
+    arrays: Mapping[str, np.ndarray],
+    coefficient: np.ndarray | None = None,
+    extras: Mapping[str, np.ndarray] | None = None,
+) -> AbsReduction:
+    r"""The accountant's reductions of one block of records against every draw:
+    ``per_record[i]`` = :math:`\max_m |g_{\theta_m}(x_i)|` and ``per_draw[m]`` =
+    :math:`\max_i c_i |g_{\theta_m}(x_i)|` over the block's records.
+
+    ``kernel`` is the fused g of the model and decomposition
+    (:func:`~pseudopost.privacy.fused.block_kernel`), ``arrays`` the block's columns (as in
+    ``Prepared.arrays``), ``coefficient`` and ``extras`` the block's :math:`c_i` (1 if None) and
+    :meth:`~pseudopost.privacy.decomposition.Decomposition.extras`. Blocks join with
+    :func:`combine_blocks`; :math:`\Delta_i = c_i` ``per_record[i]``.
+    """
+    n = len(arrays[kernel.outcome])
+    c = np.ones(n) if coefficient is None else np.asarray(coefficient, dtype=np.float64)
+    return kernel.reduce_abs(draws, arrays, c, **dict(extras or {}))
+
+
+def combine_blocks(per_draw: Sequence[np.ndarray]) -> np.ndarray:
+    r"""The per-draw maxima :math:`\max_i c_i|g_{\theta_m}(x_i)|` over all records from each
+    block's (:func:`account_block`): their elementwise max (exact, whatever the blocks).
+    :math:`\varepsilon_x = 2\max_m` of it (:func:`~pseudopost.privacy.lipschitz.local_epsilon`)."""
+    return np.max(np.stack(per_draw), axis=0)

@@ -150,9 +150,21 @@ class Censored(Decomposition):
     ratio is at most :math:`e^{2B}` and one posterior draw (and the synthetic data, its
     post-processing) is :math:`\\varepsilon = 2B`-DP, non-asymptotically. Assumptions, stated
     exactly: (i) exact posterior sampling (MCMC error is not accounted, as in the papers);
-    (ii) the weights of the other records do not change with the neighbour, i.e. alpha = 1 or
-    weights fixed in advance. With risk-based weights computed from the data, the bound holds
-    *given the weights* (the papers' convention) and is reported as such.
+    (ii) the weights of the other records do not change with the neighbour.
+
+    So the scope of the guarantee depends on where the weights come from
+    (:func:`~pseudopost.mechanisms.pseudo_posterior.result.pseudo_posterior_statement`):
+
+    * ``"global"`` when the weights were fixed before the data were seen: every
+      :math:`\\alpha_i = 1` (the censored ordinary posterior: risk weights with a shift
+      :math:`g \\ge 1`, or weights given as ones), or weights given to the mechanism and
+      declared public (``fit(weights=w, public_weights=True)``);
+    * ``"global given the weights"`` when the weights come from the data: the risk-based
+      weights (each :math:`\\alpha_i` depends on every record through the risk's normalisation
+      and the unweighted posterior), the Lipschitz re-weighting, or weights given without being
+      declared public. The bound then holds conditionally on the weights (the papers'
+      convention), not over the whole mechanism, and a ledger must not compose it with global
+      guarantees.
     """
 
     bound: float

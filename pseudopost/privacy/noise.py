@@ -11,7 +11,10 @@ caller's and fixes :math:`\Delta`):
 * Laplace, :math:`\Delta_1`: pure :math:`\varepsilon = \Delta_1 / b`.
 * Gaussian, classic (Dwork & Roth 2014, Thm A.1):
   :math:`\sigma = \Delta_2 \sqrt{2\ln(1.25/\delta)}/\varepsilon`; the theorem assumes
-  :math:`\varepsilon < 1`, and is conservative beyond (the REPS paper uses it for all epsilon).
+  :math:`\varepsilon < 1`; beyond, it holds only where the exact curve below says so (it
+  fails for large epsilon: at :math:`\varepsilon = 20`, :math:`\delta = 10^{-5}` the exact
+  epsilon is 25), which :func:`check_classic_gaussian` checks. The REPS paper uses it for all
+  epsilon.
 * Gaussian, analytic (Balle & Wang 2018, Thm 8): the exact curve
 
   .. math:: \delta(\varepsilon) = \Phi\Big(\frac{\Delta}{2\sigma} - \frac{\varepsilon\sigma}{\Delta}\Big)
@@ -40,6 +43,7 @@ from pseudopost._validation import check_positive, check_probability
 
 __all__ = [
     "Backend",
+    "check_classic_gaussian",
     "gaussian_delta",
     "gaussian_epsilon",
     "gaussian_noise",
@@ -115,6 +119,24 @@ def gaussian_sigma(
     return float(
         optimize.brentq(lambda s: gaussian_delta(s, d, e) - dl, lo, hi, xtol=1e-14 * d, rtol=1e-12)
     )
+
+
+def check_classic_gaussian(epsilon: float, delta: float, where: str) -> None:
+    r"""Refuse a classic calibration that does not deliver :math:`(\varepsilon, \delta)`.
+
+    The classic :math:`\sigma` (Dwork & Roth, Thm A.1, proven for :math:`\varepsilon < 1`) is
+    checked on the exact curve (:func:`gaussian_delta`, which depends on
+    :math:`\sigma/\Delta` only); ``where`` names the release step in the error.
+    """
+    e = check_positive(epsilon, "epsilon")
+    dl = check_probability(delta, "delta")
+    exact = gaussian_delta(gaussian_sigma(1.0, e, dl, method="classic"), 1.0, e)
+    if exact > dl * (1 + 1e-9):
+        raise ValueError(
+            f"The classic Gaussian calibration does not give ({e:.6g}, {dl:.3g})-DP for {where}: "
+            f"at its sigma the exact delta is {exact:.3g} > {dl:.3g} (Dwork & Roth's Theorem A.1 "
+            "covers epsilon < 1). Use the analytic calibration or a smaller epsilon."
+        )
 
 
 def gaussian_rho(sigma: float, sensitivity: float) -> float:

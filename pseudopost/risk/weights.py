@@ -7,22 +7,41 @@ r"""Risk-based record weights for the pseudo posterior (Savitsky, Williams & Hu 
 3. Weights :math:`\alpha_i = \min(1, \max(0, c (1 - r_i) + g))`; c (``scale``) and g
    (``shift``) are the risk-utility knobs, defaults c = 1, g = 0.
 
+Step 2 needs one global summary of all risks (:class:`RiskSummary`: the minimum and the range,
+or the mean and the standard deviation); given it, every record's weight depends on its own risk
+only. :func:`weights_from_risk` is that one weights function: the in-memory mechanism computes
+the summary from the array (:func:`risk_weights`), the Dask backend reduces it over all blocks
+first and maps the same function over the blocks, so both give the same weights bit for bit.
+
 A record of higher risk (its log-likelihood far from zero, typically in a tail) gets a lower
 weight. Weights are a deterministic function of the data and the unweighted draws: they spend no
-separate budget; their effect is measured by the accountant on the weighted posterior.
+separate budget; their effect is measured by the accountant on the weighted posterior. For the
+same reason a censored pseudo posterior with these weights is a global guarantee only *given the
+weights* (:class:`~pseudopost.privacy.decomposition.Censored`), except with ``shift >= 1``,
+which makes every weight 1 whatever the data.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from pseudopost._validation import check_positive
 
-__all__ = ["check_weight_knobs", "normalise_risk", "risk_weights"]
+__all__ = [
+    "NORMALISATIONS",
+    "RiskSummary",
+    "check_weight_knobs",
+    "normalise_risk",
+    "risk_summary",
+    "risk_weights",
+    "weights_from_risk",
+]
 
 Normalisation = Literal["linear", "logistic"]
+NORMALISATIONS = ("linear", "logistic")
 
 
 def check_weight_knobs(scale: float, shift: float) -> tuple[float, float]:
@@ -43,9 +62,31 @@ def check_weight_knobs(scale: float, shift: float) -> tuple[float, float]:
     return c, g
 
 
-def normalise_risk(risk: np.ndarray, method: Normalisation = "linear") -> np.ndarray:
-    """Map risks :math:`L_i` to :math:`r_i \\in [0, 1]` (see module docstring)."""
+@dataclass(frozen=True)
+class RiskSummary:
+    r"""The global summary a normalisation needs: :math:`r_i = h((L_i - \text{center}) /
+    \text{spread})` with ``center`` = :math:`\min_j L_j` and ``spread`` = :math:`\max_j L_j -
+    \min_j L_j` (``"linear"``, :math:`h` the identity) or ``center`` = :math:`\bar L` and
+    ``spread`` = :math:`s_L` (``"logistic"``, :math:`h(t) = 1/(1 + e^{-t})`). A zero spread
+    (all risks equal) gives every record r = 0 (linear) or 1/2 (logistic)."""
+
+    method: Normalisation
+    center: float
+    spread: float
+
+    def __post_init__(self) -> None:
+        _check_method(self.method)
+
+
+def _check_method(method: str) -> None:
+    if method not in NORMALISATIONS:
+        raise ValueError(f"The 'method' parameter must be 'linear' or 'logistic'. Got {method!r}.")
+
+
+def risk_summary(risk: np.ndarray, method: Normalisation = "linear") -> RiskSummary:
+    """The :class:`RiskSummary` of all risks in memory (validated: a non-empty finite vector)."""
     L = np.asarray(risk, dtype=float)
+    _check_method(method)
     if L.ndim != 1 or L.size == 0:
         raise ValueError(f"'risk' must be a non-empty vector; got shape {L.shape}.")
     if not np.all(np.isfinite(L)):
@@ -55,12 +96,31 @@ def normalise_risk(risk: np.ndarray, method: Normalisation = "linear") -> np.nda
             "log-likelihood under some posterior draw."
         )
     if method == "linear":
-        span = L.max() - L.min()
-        return np.zeros_like(L) if span == 0 else (L - L.min()) / span
-    if method == "logistic":
-        sd = L.std()
-        return np.full_like(L, 0.5) if sd == 0 else 1.0 / (1.0 + np.exp(-(L - L.mean()) / sd))
-    raise ValueError(f"The 'method' parameter must be 'linear' or 'logistic'. Got {method!r}.")
+        return RiskSummary(method, L.min(), L.max() - L.min())
+    return RiskSummary(method, L.mean(), L.std())
+
+
+def normalise_risk(
+    risk: np.ndarray, method: Normalisation = "linear", summary: RiskSummary | None = None
+) -> np.ndarray:
+    """Map risks :math:`L_i` to :math:`r_i \\in [0, 1]` (module docstring), with the global
+    ``summary`` of all risks (default: the summary of ``risk`` itself)."""
+    if summary is None:
+        summary = risk_summary(risk, method)
+    L = np.asarray(risk, dtype=float)
+    center, spread = summary.center, summary.spread
+    if summary.method == "linear":
+        return np.zeros_like(L) if spread == 0 else (L - center) / spread
+    return np.full_like(L, 0.5) if spread == 0 else 1.0 / (1.0 + np.exp(-(L - center) / spread))
+
+
+def weights_from_risk(
+    risk: np.ndarray, summary: RiskSummary, scale: float = 1.0, shift: float = 0.0
+) -> np.ndarray:
+    r""":math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` for any subset of the records
+    (a Dask block), given the ``summary`` of *all* records' risks. ``scale`` and ``shift`` are
+    taken as validated (:func:`check_weight_knobs`)."""
+    return np.clip(scale * (1.0 - normalise_risk(risk, summary=summary)) + shift, 0.0, 1.0)
 
 
 def risk_weights(
@@ -71,4 +131,4 @@ def risk_weights(
 ) -> np.ndarray:
     r"""Weights :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` from risks :math:`L_i`."""
     c, g = check_weight_knobs(scale, shift)
-    return np.clip(c * (1.0 - normalise_risk(risk, method)) + g, 0.0, 1.0)
+    return weights_from_risk(risk, risk_summary(risk, method), c, g)

@@ -4,9 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pseudopost.fitting import sufficient as S
 from pseudopost.fitting.statistics_density import StatisticsDensity
 from pseudopost.models import LogNormalRegression, NormalRegression, PoissonRegression
-from pseudopost.models import sufficient as S
 
 MODELS = [
     NormalRegression("y"),
@@ -97,8 +97,9 @@ def test_default_sampler_compiles_nothing(frame, monkeypatch):
     monkeypatch.setattr(pytensor, "function", fail)
     model = LogNormalRegression("x", ["a"])
     prepared = model.prepare(frame)
-    sampler = S.SufficientSampler(model, S.total_statistics(model, prepared.arrays, np.ones(200)))
-    tree = sampler.sample(S.total_statistics(model, prepared.arrays, np.ones(200)), 50, 50, 1, 3)
+    stats = S.total_statistics(model, prepared.arrays, np.ones(200))
+    sampler = S.sufficient_sampler(model, stats)
+    tree = sampler.sample(S.statistics_data(model, stats), draws=50, tune=50, chains=1, seed=3)
     post = tree["posterior"]
     assert set(post.data_vars) == {"intercept", "beta", "sigma"}
     assert post["beta"].dims == ("chain", "draw", "predictor")

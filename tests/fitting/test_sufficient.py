@@ -5,7 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pseudopost.fitting.sampler import Sampler
+from pseudopost.fitting import sufficient as S
+from pseudopost.fitting.sampler import make_sampler, model_data
 from pseudopost.models import (
     LogNormalRegression,
     NegativeBinomialRegression,
@@ -14,7 +15,6 @@ from pseudopost.models import (
     PyMCModel,
     weighted_model,
 )
-from pseudopost.models import sufficient as S
 
 
 @pytest.fixture(scope="module")
@@ -132,12 +132,14 @@ def test_posterior_matches_the_full_model_within_monte_carlo_error(model, frame)
     prepared = model.prepare(frame)
     w = rng.uniform(0.1, 1.0, prepared.n)
     fit = {"draws": 300, "tune": 300, "chains": 2, "seed": 4}
-    fast = S.SufficientSampler(
+    fast = S.sufficient_sampler(
         model, S.total_statistics(model, prepared.arrays, np.ones(prepared.n))
     )
-    got = fast.sample(S.total_statistics(model, prepared.arrays, w), **fit)["posterior"]
-    ref_sampler = Sampler(weighted_model(model.build(prepared), model.observed), "nutpie-jax")
-    ref = ref_sampler.sample(w, **fit)["posterior"]
+    stats = S.statistics_data(model, S.total_statistics(model, prepared.arrays, w))
+    got = fast.sample(stats, **fit)["posterior"]
+    weighted = weighted_model(model.build(prepared), model.observed)
+    ref_sampler = make_sampler(weighted, "nutpie-jax")
+    ref = ref_sampler.sample({**model_data(weighted), "alpha": w}, **fit)["posterior"]
     assert set(got.data_vars) == set(ref.data_vars)
     for name in ref.data_vars:
         assert got[name].dims == ref[name].dims
@@ -150,10 +152,12 @@ def test_posterior_matches_the_full_model_within_monte_carlo_error(model, frame)
 def test_one_compilation_serves_other_sizes_and_weights(frame):
     model = LogNormalRegression("x", ["z"])
     prepared = model.prepare(frame)
-    fast = S.SufficientSampler(model, S.total_statistics(model, prepared.arrays, np.ones(300)))
+    fast = S.sufficient_sampler(model, S.total_statistics(model, prepared.arrays, np.ones(300)))
     half = {k: v[:150] for k, v in prepared.arrays.items()}
-    a = fast.sample(S.total_statistics(model, half, np.ones(150)), 200, 200, 2, 1)
-    b = fast.sample(S.total_statistics(model, prepared.arrays, np.ones(300)), 200, 200, 2, 1)
+    fit = {"draws": 200, "tune": 200, "chains": 2, "seed": 1}
+    a = fast.sample(S.statistics_data(model, S.total_statistics(model, half, np.ones(150))), **fit)
+    full = S.total_statistics(model, prepared.arrays, np.ones(300))
+    b = fast.sample(S.statistics_data(model, full), **fit)
     assert fast.compilations == 1
     # the posterior sd of the intercept shrinks with n (about 1/sqrt(2) for twice the data)
     ratio = float(b["posterior"]["intercept"].std() / a["posterior"]["intercept"].std())

@@ -150,9 +150,34 @@ def test_dask_run_equals_in_memory_run(lognormal_data, dask_result):
     np.testing.assert_array_equal(dask_result.lipschitz.compute(), memory.lipschitz.values)
     np.testing.assert_array_equal(dask_result.alpha.compute(), memory.alpha.values)
     for a, b in zip(
-        dask_result.synthesize(m=2, seed=3), memory.synthesize(m=2, seed=3), strict=True
+        dask_result.synthesize_datasets(2, seed=3),
+        memory.synthesize_datasets(2, seed=3),
+        strict=True,
     ):
         pd.testing.assert_frame_equal(a.compute(), b)
+    # one dataset, and the unweighted synthesizer, from the same base class: same data
+    one = dask_result.synthesize(seed=3)
+    assert isinstance(one, dd.DataFrame)
+    pd.testing.assert_frame_equal(one.compute(), memory.synthesize(seed=3))
+    pd.testing.assert_frame_equal(
+        dask_result.synthesize(seed=4, weighted=False).compute(),
+        memory.synthesize(seed=4, weighted=False),
+    )
+    assert dask_result.privacy_statement == memory.privacy_statement
+    assert dask_result.likelihood == memory.likelihood == "sufficient"
+    pd.testing.assert_frame_equal(dask_result.summary(), memory.summary())
+
+
+def test_dask_weights_are_the_in_memory_weights_function_on_blocks():
+    from pseudopost.risk.weights import risk_summary, risk_weights, weights_from_risk
+
+    risk = np.random.default_rng(2).gamma(2.0, 3.0, 1000)
+    lazy = da.from_array(risk, chunks=137)
+    for method in ("linear", "logistic"):
+        summary = risk_summary(risk, method)
+        got = passes.risk_weights(lazy, summary, 0.8, 0.1).compute()
+        np.testing.assert_array_equal(got, risk_weights(risk, 0.8, 0.1, method))
+        np.testing.assert_array_equal(got, weights_from_risk(risk, summary, 0.8, 0.1))
 
 
 def test_poisson_dask_run_equals_in_memory_run():
@@ -217,10 +242,21 @@ def test_parquet_in_and_out_with_workdir(tmp_path, lognormal_data, dask_result):
         res = mech.fit(src, seed=11, **DRAWS)  # dispatch to the Dask backend
         again = fit_dask(mech, src, seed=11, workdir=tmp_path / "work", **DRAWS)
     assert res.epsilon == again.epsilon == dask_result.epsilon
-    out = again.synthesize(seed=3, path=tmp_path / "out")
-    written = pd.read_parquet(out[0])
+    out = again.write_parquet(tmp_path / "out", 2, seed=3)
+    assert [p.name for p in out] == ["synthetic-1", "synthetic-2"]
+    for path, expected in zip(out, dask_result.synthesize_datasets(2, seed=3), strict=True):
+        written = pd.read_parquet(path)
+        pd.testing.assert_frame_equal(
+            written, expected.compute(), check_index_type=False, check_names=False
+        )
+    with pytest.raises(ValueError, match="exists and is not empty"):
+        again.write_parquet(tmp_path / "out", seed=3)
+    with pytest.warns(DeprecationWarning, match="write_parquet"):
+        old = again.synthesize(seed=3, path=tmp_path / "old")
     expected = dask_result.synthesize(seed=3).compute()
-    pd.testing.assert_frame_equal(written, expected, check_index_type=False, check_names=False)
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(old[0]), expected, check_index_type=False, check_names=False
+    )
 
 
 def test_distributed_local_cluster(lognormal_data, dask_result):

@@ -1,8 +1,9 @@
-"""Entropy-calibrated histogram release: calibration, empirical audits, bad input."""
+"""Entropy-calibrated histogram release: calibration, empirical audits, statements, bad input."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from pseudopost._rng import spawn_seeds
@@ -11,9 +12,11 @@ from pseudopost.mechanisms.entropy.histogram import (
     count_sensitivity,
     synthetic_counts,
 )
+from pseudopost.mechanisms.entropy.joint import JointHistogramRelease
 from pseudopost.privacy.audit import epsilon_lower_bound
 from pseudopost.privacy.entropy import shannon_entropy, shannon_entropy_sensitivity
-from pseudopost.privacy.noise import gaussian_sigma
+from pseudopost.privacy.noise import gaussian_epsilon, gaussian_sigma, laplace_epsilon
+from pseudopost.privacy.statement import ADD_REMOVE, REPLACE_ONE
 
 D = np.array([50.0, 30.0, 20.0])
 D_REPLACE = np.array([49.0, 31.0, 20.0])  # one record moved from bin 0 to bin 1
@@ -157,3 +160,76 @@ def test_bad_input_is_refused(kwargs, data, match):
 def test_entropy_release_refuses_add_remove():
     with pytest.raises(ValueError, match="replace-one"):
         EntropyHistogram(1.0, bins=2, neighbouring="add-remove").release_entropy([0, 1])
+
+
+# --------------------------------------------------------------------------- statements
+def test_release_statements_follow_the_relation_and_budget():
+    r = EntropyHistogram(0.5, bins=3).release_counts(D, seed=1)
+    st = r.privacy_statement
+    assert (st.epsilon, st.delta, st.neighbouring) == (0.5, 0.0, REPLACE_ONE)
+    assert st.scope == "global" and "n is public" in st.assumptions
+    assert laplace_epsilon(r.sensitivity, r.scale) == st.epsilon  # the noise's own privacy map
+    a = EntropyHistogram(0.5, bins=3, neighbouring="add-remove").release_counts(D, seed=1)
+    assert a.privacy_statement.neighbouring == ADD_REMOVE
+    assert "n is public" not in a.privacy_statement.assumptions
+    g = EntropyHistogram(1.0, bins=3, mechanism="gaussian", delta=1e-5).release_counts(D, seed=1)
+    assert (g.privacy_statement.epsilon, g.privacy_statement.delta) == (1.0, 1e-5)
+    assert gaussian_epsilon(g.scale, g.sensitivity, 1e-5) == pytest.approx(1.0, rel=1e-6)
+    h = EntropyHistogram(0.7, bins=2, backend="opendp").release_entropy([0, 0, 1, 1, 1])
+    assert (h.privacy_statement.epsilon, h.privacy_statement.neighbouring) == (0.7, REPLACE_ONE)
+    assert "Theorem 3" in h.privacy_statement.source
+    assert not any("NumPy" in a for a in h.privacy_statement.assumptions)
+
+
+def test_classic_gaussian_is_refused_where_the_formula_fails():
+    with pytest.raises(ValueError, match="classic Gaussian calibration"):
+        EntropyHistogram(20.0, bins=3, mechanism="gaussian", delta=1e-5, gaussian_method="classic")
+    EntropyHistogram(20.0, bins=3, mechanism="gaussian", delta=1e-5)  # analytic: fine
+    EntropyHistogram(0.9, bins=3, mechanism="gaussian", delta=1e-5, gaussian_method="classic")
+
+
+# --------------------------------------------------------------------------- joint release
+@pytest.fixture
+def frame():
+    rng = np.random.default_rng(3)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, 400).astype(np.int16),
+            "smoker": rng.random(400) < 0.3,
+            "region": pd.Categorical(rng.choice(["n", "s"], 400)),
+        }
+    )
+
+
+def test_joint_release_statement_equals_its_stages(frame):
+    rel = JointHistogramRelease(
+        1.0, None, ("age", "smoker", "region"), bins={"age": 4}, bounds={"age": (18, 80)},
+        entropy_share=0.25,
+    ).fit(frame, seed=0)  # fmt: skip
+    st = rel.privacy_statement
+    assert st.epsilon == sum(s["epsilon"] for s in rel.stages()) == pytest.approx(1.0)
+    assert [s["epsilon"] for s in rel.stages()] == [0.75, 0.25, 0.0]
+    assert st.delta == 0.0 and st.neighbouring == REPLACE_ONE
+    assert any("['smoker', 'region']" in a for a in st.assumptions)  # levels read from data
+    syn = rel.sample(300, seed=1)
+    assert syn.dtypes.to_dict() == frame.dtypes.to_dict()
+    assert syn["age"].between(18, 80).all()
+    with pytest.warns(DeprecationWarning, match="rows"):
+        old = rel.sample(rows=300, seed=1)
+    pd.testing.assert_frame_equal(old, syn)
+
+
+def test_joint_release_refuses_bad_settings_before_the_data(frame):
+    with pytest.raises(ValueError, match=r"entropy_share.*replace-one"):
+        JointHistogramRelease(1.0, None, ("smoker",), neighbouring="add-remove", entropy_share=0.1)
+    with pytest.raises(ValueError, match="classic Gaussian calibration"):
+        JointHistogramRelease(
+            40.0, 1e-6, ("smoker",), noise="gaussian", calibration="classic"
+        )  # fmt: skip
+    rel = JointHistogramRelease(1.0, None, ("smoker", "region"))
+    with pytest.raises(RuntimeError, match="not fitted"):
+        rel.sample(5)
+    with pytest.raises(ValueError, match=r"Unknown column.*'weight'"):
+        JointHistogramRelease(1.0, None, ("weight",)).fit(frame)
+    with pytest.raises(ValueError, match="'region' has 1 missing"):
+        rel.fit(frame.assign(region=frame["region"].where(frame.index != 3)))

@@ -14,6 +14,7 @@ from pseudopost.mechanisms.privacy_testing import (
     ResampleProposal,
     discrete_laplace_tail,
 )
+from pseudopost.privacy.statement import ADD_REMOVE
 
 UNIVERSE = np.array(list(itertools.product(range(2), range(2), range(2))))
 MARGINALS = (np.array([0.7, 0.3]), np.array([0.55, 0.45]), np.array([0.8, 0.2]))
@@ -176,3 +177,20 @@ def test_bad_data_is_refused():
         ResampleProposal(MARGINALS, 4)
     with pytest.raises(ValueError, match="marginals"):
         ResampleProposal((np.array([0.5, 0.6]),), 1)
+
+
+def test_privacy_statements_per_invocation_and_for_the_release():
+    mech = PrivacyTestSynthesizer(3, 1, 2.0, 1.0, ResampleProposal(MARGINALS, 1))
+    one = mech.privacy_statement
+    assert (one.epsilon, one.delta) == (mech.epsilon, mech.delta)
+    assert one.neighbouring == ADD_REMOVE and one.scope == "global"
+    data = UNIVERSE[[0, 0, 0, 1, 2, 4]]
+    res = mech.sample(data, 40, seed=2)
+    total = res.privacy_statement
+    assert (total.epsilon, total.delta) == (res.epsilon_total, res.delta_total)
+    assert total.epsilon == pytest.approx(40 * mech.epsilon)
+    assert total.delta == min(1.0, 40 * mech.delta)
+    assert total.assumptions == one.assumptions and "40 invocations" in total.source
+    # an array input still gives a frame of codes (one return type), columns 0..d-1
+    assert isinstance(res.records, pd.DataFrame) and list(res.records.columns) == [0, 1, 2]
+    assert (res.records.dtypes == np.int64).all()

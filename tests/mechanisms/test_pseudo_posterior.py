@@ -77,10 +77,47 @@ def test_datatree_is_arviz_ready(sim_result):
 
 
 def test_m_datasets_use_distinct_draws(sim_result):
-    out = sim_result.synthesize(m=3, seed=4)
+    out = sim_result.synthesize_datasets(3, seed=4)
     assert isinstance(out, list) and len(out) == 3
+    assert all(isinstance(f, pd.DataFrame) for f in out)
     assert not np.allclose(out[0]["x"], out[1]["x"])
-    pd.testing.assert_frame_equal(sim_result.synthesize(m=3, seed=4)[2], out[2])
+    pd.testing.assert_frame_equal(sim_result.synthesize_datasets(3, seed=4)[2], out[2])
+    # one dataset: a DataFrame, the first of the list for the same seed
+    one = sim_result.synthesize(seed=4)
+    assert isinstance(one, pd.DataFrame)
+    pd.testing.assert_frame_equal(one, sim_result.synthesize_datasets(1, seed=4)[0])
+
+
+def test_synthesize_m_is_deprecated_and_keeps_its_old_return_types(sim_result):
+    with pytest.warns(DeprecationWarning, match=r"synthesize_datasets\(m, seed=...\)"):
+        several = sim_result.synthesize(m=3, seed=4)
+    assert isinstance(several, list) and len(several) == 3
+    for old, new in zip(several, sim_result.synthesize_datasets(3, seed=4), strict=True):
+        pd.testing.assert_frame_equal(old, new)
+    with pytest.warns(DeprecationWarning):
+        single = sim_result.synthesize(1, seed=4)  # positional m, as pseudopost 0.1 allowed
+    pd.testing.assert_frame_equal(single, sim_result.synthesize(seed=4))
+    with pytest.raises(ValueError, match="'m'"):
+        sim_result.synthesize_datasets(0, seed=1)
+
+
+def test_unweighted_synthesizer_is_an_option_of_the_result(sim_result):
+    from pseudopost.synthesis import synthesize_unweighted
+
+    frames = sim_result.synthesize_datasets(2, seed=6, weighted=False)
+    weighted = sim_result.synthesize_datasets(2, seed=6)
+    assert not np.allclose(frames[0]["x"], weighted[0]["x"])  # another posterior
+    np.testing.assert_array_equal(frames[0]["z"], weighted[0]["z"])  # same predictors
+    one = sim_result.synthesize_datasets(1, seed=6, weighted=False)[0]
+    pd.testing.assert_frame_equal(sim_result.synthesize(seed=6, weighted=False), one)
+    with pytest.warns(DeprecationWarning, match="weighted=False"):
+        old = synthesize_unweighted(sim_result, 2, seed=6)
+    for a, b in zip(old, frames, strict=True):
+        pd.testing.assert_frame_equal(a, b)
+    risk_post = sim_result.datatree["risk_posterior"].to_dataset()
+    total = risk_post.sizes["chain"] * risk_post.sizes["draw"]
+    with pytest.raises(ValueError, match=f"exceeds the {total} unweighted posterior draws"):
+        sim_result.synthesize_datasets(total + 1, weighted=False)
 
 
 @pytest.mark.parametrize("likelihood", ["full", "sufficient"])
@@ -88,9 +125,7 @@ def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch, likelih
     import nutpie
 
     from pseudopost.fitting import cache
-    from pseudopost.mechanisms.pseudo_posterior import core
 
-    core._CACHE.clear()
     cache.clear()
     calls = []
     if likelihood == "full":
@@ -108,7 +143,11 @@ def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch, likelih
     mech = PseudoPosterior(LogNormalRegression("x", ["z"]), reweight=True, likelihood=likelihood)
     r1 = _quiet_fit(mech, data, seed=9)
     # unweighted + weighted + reweighted fits share one compilation
-    assert len(calls) == 1 and r1._fitted.sampler.compilations == 1
+    if likelihood == "full":
+        sampler = cache.weighted_sampler(r1.model, r1.built, censored=False, kind="nutpie")
+    else:
+        sampler = cache.statistics_sampler(r1.model, r1.prepared.arrays, "nutpie")
+    assert len(calls) == 1 and sampler.compilations == 1
     r2 = _quiet_fit(mech, data, seed=9)
     assert r1.epsilon == r2.epsilon
     first = r1.synthesize(seed=2)
@@ -119,8 +158,9 @@ def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch, likelih
     # other data of the same shape reuse the compiled model (data swapped in, not recompiled)
     other = sim_small.iloc[150:300].reset_index(drop=True)
     r4 = _quiet_fit(mech, other, seed=9)
-    assert len(calls) == 1
+    assert len(calls) == 1 and sampler.compilations == 1
     assert r4.risk.shape == (150,) and not np.allclose(r4.risk, r1.risk)
+    assert r4.built is not r1.built  # each result keeps its own model of its own data
     np.testing.assert_allclose(r4.synthesize(seed=0)["z"], other["z"])
     # an earlier result still synthesizes from its own data, not the data swapped in since
     pd.testing.assert_frame_equal(r1.synthesize(seed=2), first)
@@ -194,9 +234,9 @@ def test_draw_exclusion_lowers_epsilon_and_is_used_in_synthesis(sim_small):
     kept = cut.datatree["privacy"]["draw_kept"].to_numpy()
     assert 0.85 < kept.mean() < 0.95
     assert cut.epsilon <= full.epsilon
-    assert cut.synthesize(m=kept.sum(), seed=0)[0].shape == (150, 2)
-    with pytest.raises(ValueError, match="exceeds"):
-        cut.synthesize(m=int(kept.sum()) + 1)
+    assert cut.synthesize_datasets(int(kept.sum()), seed=0)[0].shape == (150, 2)
+    with pytest.raises(ValueError, match=f"exceeds the {int(kept.sum())} kept posterior draws"):
+        cut.synthesize_datasets(int(kept.sum()) + 1)
 
 
 def test_user_written_pymc_model_and_joint_records(rng):
@@ -310,6 +350,7 @@ def test_bad_data_is_refused_before_sampling(frame, model, exc, msg, monkeypatch
         ({"sampler": "stan"}, "sampler"),
         ({"likelihood": "fast"}, "'likelihood' parameter must be one of"),
         ({"likelihood": "sufficient", "censor_epsilon": 4.0}, "censoring clips"),
+        ({"censor_epsilon": 4.0, "exclude_quantile": 0.9}, "depends on the data"),
     ],
 )
 def test_bad_mechanism_arguments(kwargs, msg):
@@ -345,15 +386,17 @@ def test_bad_model_specs():
         PseudoPosterior("x")
 
 
-def test_pymc_sampler_fallback_gives_the_same_posterior(rng):
+def test_pymc_sampler_fallback_gives_the_same_posterior(rng, monkeypatch):
     """sampler="pymc" fits the same pseudo posterior as nutpie (conjugate closed form)."""
+    import nutpie
+
+    monkeypatch.setattr(nutpie, "sample", lambda *a, **k: pytest.fail("nutpie sampled"))
     y = rng.normal(2.0, 1.0, 40)
     alpha = rng.uniform(0.2, 1.0, 40)
     with pm.Model() as m:
         mu = pm.Normal("mu", 0.0, 10.0)
         pm.Normal("y", mu, 1.0, observed=y)
     res = _quiet_fit(PseudoPosterior(m, sampler="pymc"), draws=500, tune=300, weights=alpha, seed=1)
-    assert res._fitted.sampler.kind == "pymc"
     prec = 1 / 100 + alpha.sum()
     draws = res.posterior["mu"].to_numpy().ravel()
     assert abs(draws.mean() - (alpha * y).sum() / prec) < 4 * float(
@@ -362,16 +405,177 @@ def test_pymc_sampler_fallback_gives_the_same_posterior(rng):
     assert res.epsilon < res.unweighted_epsilon or np.all(alpha == 1)
 
 
-def test_jax_backend_fits_the_same_weighted_posterior(rng):
+def test_jax_backend_fits_the_same_weighted_posterior(rng, monkeypatch):
     """sampler="nutpie-jax" recompiles per fit (data frozen) but samples the same posterior."""
+    import nutpie
+
+    real, backends = nutpie.compile_pymc_model, []
+    monkeypatch.setattr(
+        nutpie,
+        "compile_pymc_model",
+        lambda *a, **k: backends.append(k.get("backend")) or real(*a, **k),
+    )
     y = rng.normal(2.0, 1.0, 40)
     alpha = rng.uniform(0.2, 1.0, 40)
     with pm.Model() as m:
         mu = pm.Normal("mu", 0.0, 10.0)
         pm.Normal("y", mu, 1.0, observed=y)
     res = _quiet_fit(PseudoPosterior(m, sampler="nutpie-jax"), draws=800, weights=alpha, seed=2)
-    assert res._fitted.sampler.compilations == 2  # unweighted and weighted fits
+    assert backends == ["jax", "jax"]  # unweighted and weighted fits
     prec = 1 / 100 + alpha.sum()
     mcse = float(az.mcse(res.posterior["mu"]).item())
     assert abs(res.posterior["mu"].mean().item() - (alpha * y).sum() / prec) < 4 * mcse
     assert abs(res.posterior["mu"].std().item() - prec**-0.5) < 0.15 * prec**-0.5
+
+
+# ----------------------------------------------------------------------------- no shared state
+def test_interleaved_fits_on_other_data_leave_the_first_result_alone(sim_small):
+    """Fits on other data between synthesis calls change nothing in an earlier result: each
+    result synthesizes (weighted and unweighted) from its own model of its own data."""
+    model = LogNormalRegression("x", ["z"])
+    mech = PseudoPosterior(model, likelihood="full")
+    a, b, c = (sim_small.iloc[k : k + 100].reset_index(drop=True) for k in (0, 100, 200))
+    first = _quiet_fit(mech, a, seed=3)
+    weighted, unweighted = first.synthesize(seed=5), first.synthesize(seed=5, weighted=False)
+    second = _quiet_fit(mech, b, seed=3)
+    middle = first.synthesize(seed=5)
+    third = _quiet_fit(mech, c, seed=4)
+    pd.testing.assert_frame_equal(first.synthesize(seed=5), weighted)
+    pd.testing.assert_frame_equal(middle, weighted)
+    pd.testing.assert_frame_equal(first.synthesize(seed=5, weighted=False), unweighted)
+    np.testing.assert_array_equal(weighted["z"], a["z"])  # predictors as given, from a
+    for other, data in ((second, b), (third, c)):
+        syn = other.synthesize(seed=5)
+        np.testing.assert_array_equal(syn["z"], data["z"])
+        assert not np.allclose(syn["x"], weighted["x"])
+    # the first fit's data are still what its model holds
+    x_data = first.built["x_data"].get_value()
+    np.testing.assert_array_equal(x_data, a["x"].to_numpy())
+
+
+def test_a_users_model_is_snapshotted_at_fit_time(rng, monkeypatch):
+    """A PyMC model refitted after ``pm.set_data`` shares the compiled sampler, and the earlier
+    result keeps synthesizing from the data it was fitted on."""
+    import nutpie
+
+    real, calls = nutpie.compile_pymc_model, []
+    monkeypatch.setattr(
+        nutpie, "compile_pymc_model", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    x1, x2 = rng.normal(size=40), rng.normal(5.0, 1.0, 40)
+    with pm.Model() as m:
+        x = pm.Data("x", x1)
+        y = pm.Data("y", 1.0 + 2.0 * x1 + rng.normal(size=40))
+        a, b = pm.Normal("a", 0, 10), pm.Normal("b", 0, 10)
+        pm.Normal("out", a + b * x, 1.0, observed=y, shape=x.shape)
+    first = _quiet_fit(PseudoPosterior(m), seed=1)
+    before = first.synthesize(seed=2)
+    pm.set_data({"x": x2, "y": 1.0 + 2.0 * x2 + rng.normal(size=40)}, model=m)
+    second = _quiet_fit(PseudoPosterior(m), seed=1)
+    assert len(calls) == 1  # same structure: the compiled sampler is reused
+    pd.testing.assert_frame_equal(first.synthesize(seed=2), before)
+    # outcomes near a + b x: the second result's x are about 5 higher, times b = 2
+    gap = second.synthesize(seed=2)["out"].mean() - before["out"].mean()
+    assert 7.0 < gap < 13.0
+
+
+# ----------------------------------------------------------------------------- privacy statement
+@pytest.fixture(scope="module")
+def censored_data():
+    return pd.DataFrame({"x": np.random.default_rng(4).normal(1.0, 1.0, 30)})
+
+
+@pytest.mark.parametrize(
+    ("mech_kw", "fit_kw", "scope", "origin"),
+    [
+        ({}, {}, "global given the weights", "risk"),
+        ({"shift": 1.0}, {}, "global", "ones"),
+        ({}, {"weights": "ones"}, "global", "ones"),
+        ({}, {"weights": "half", "public_weights": True}, "global", "public"),
+        ({}, {"weights": "half"}, "global given the weights", "given"),
+        ({"reweight": True, "shift": 1.0}, {}, "global given the weights", "risk"),
+    ],
+    ids=["risk", "shift-1", "ones", "public", "given", "reweighted"],
+)
+def test_censored_statement_is_global_only_with_weights_fixed_in_advance(
+    censored_data, mech_kw, fit_kw, scope, origin
+):
+    n = len(censored_data)
+    arrays = {"ones": np.ones(n), "half": np.linspace(0.2, 1.0, n)}
+    if "weights" in fit_kw:
+        fit_kw = {**fit_kw, "weights": arrays[fit_kw["weights"]]}
+    mech = PseudoPosterior(NormalRegression("x"), censor_epsilon=6.0, **mech_kw)
+    res = _quiet_fit(mech, censored_data, seed=1, draws=100, tune=100, **fit_kw)
+    statement = res.privacy_statement
+    assert statement.scope == scope and statement.epsilon == res.global_epsilon == 6.0
+    assert statement.is_global == (scope == "global")
+    assert res.datatree["privacy"].attrs["weights_origin"] == origin
+    text = " ".join(statement.assumptions)
+    assert "exact sampling" in text
+    if scope == "global":
+        assert "fixed before the data were seen" in text
+        assert "given the weights" not in res.datatree["privacy"].attrs["guarantee"]
+    else:
+        assert "holds given the weights" in text
+        assert "given the weights" in res.datatree["privacy"].attrs["guarantee"]
+
+
+def test_uncensored_statement_is_local(sim_result):
+    statement = sim_result.privacy_statement
+    assert statement.scope == "local" and not statement.is_global
+    assert statement.epsilon == sim_result.epsilon and sim_result.global_epsilon is None
+    assert any("local to this database" in a for a in statement.assumptions)
+
+
+def test_statement_of_a_saved_fit_without_the_weights_origin_is_not_global():
+    from pseudopost.mechanisms.pseudo_posterior.result import pseudo_posterior_statement
+
+    attrs = {"epsilon": 3.0, "global_epsilon": 4.0, "decomposition": "censored"}
+    assert pseudo_posterior_statement(attrs).scope == "global given the weights"
+    assert pseudo_posterior_statement({**attrs, "weights_origin": "ones"}).scope == "global"
+
+
+def test_public_weights_need_weights():
+    df = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match=r"'public_weights=True'.*no 'weights'"):
+        PseudoPosterior(NormalRegression("x")).fit(df, public_weights=True)
+
+
+# ----------------------------------------------------------------------------- no re-executed script
+def test_pymc_sampler_never_runs_the_users_script_again(tmp_path):
+    """A plain script without ``if __name__ == "__main__":`` using sampler="pymc" runs once
+    (PyMC's forkserver children used to import it again, then fail)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    counter = tmp_path / "runs.txt"
+    script = tmp_path / "analysis.py"
+    script.write_text(
+        f"""
+with open({str(counter)!r}, "a") as f:
+    f.write("run\\n")
+import warnings
+import numpy as np
+import pandas as pd
+import pseudopost as pp
+from pseudopost.models import NormalRegression
+
+warnings.simplefilter("ignore")
+df = pd.DataFrame({{"x": np.random.default_rng(0).normal(size=20)}})
+res = pp.PseudoPosterior(NormalRegression("x"), sampler="pymc").fit(
+    df, draws=30, tune=30, chains=2, seed=1
+)
+print("epsilon", res.epsilon)
+"""
+    )
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("PYTEST_CURRENT_TEST", None)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "epsilon" in done.stdout
+    assert counter.read_text().count("run") == 1

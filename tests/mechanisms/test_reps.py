@@ -17,7 +17,9 @@ from pseudopost.mechanisms.reps.data import (
 )
 from pseudopost.mechanisms.reps.gaussian_nb import NaiveBayesSchema, weighted_clipped_mean
 from pseudopost.privacy.audit import epsilon_lower_bound
+from pseudopost.privacy.noise import gaussian_delta, gaussian_sigma
 from pseudopost.privacy.reps_accounting import synthesis_sigma
+from pseudopost.privacy.statement import REPLACE_WITH_NULL
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +251,119 @@ def test_opendp_backend_records_itself(sim):
     assert reps.release_.backend == "opendp" and reps.release_.rarity.backend == "opendp"
     assert np.isfinite(reps.release_.noisy_statistics).all()
     assert len(reps.sample(10)) == 10
+
+
+# ---------------------------------------------------------------- privacy statement
+def test_privacy_statement_scope_follows_lemma_1(sim):
+    reps = REPS(epsilon=2.0, seed=3).fit(sim, "y")
+    st = reps.privacy_statement
+    assert (st.epsilon, st.delta) == (reps.epsilon_, reps.delta_)
+    assert (st.mechanism, st.scope, st.unit) == ("reps", "global", "release")
+    assert st.neighbouring == REPLACE_WITH_NULL and "n is public" in st.assumptions
+    assert any("standardisation" in a and "x1" in a for a in st.assumptions)
+    assert any("'cat1'" in a and "'y'" in a for a in st.assumptions)
+    # scaling and levels declared public: nothing read from the data is left to assume
+    num = [f"x{j}" for j in range(1, 7)]
+    public = REPS(
+        epsilon=2.0,
+        scaling={c: (0.0, 1.5) for c in num},
+        categories={c: sorted(sim[c].unique()) for c in ("cat1", "cat2", "cat3", "y")},
+        noise_backend="opendp",
+        seed=3,
+    ).fit(sim, "y")
+    assert public.privacy_statement.assumptions == ("n is public",)
+    # the raw training percentile makes every weight depend on every record: not Lemma 1
+    emp = REPS(epsilon=2.0, threshold="empirical", seed=2).fit(sim, "y").privacy_statement
+    assert emp.scope == "global given the weights" and not emp.is_global
+    assert any("threshold='empirical'" in a for a in emp.assumptions)
+    fixed = REPS(epsilon=2.0, threshold=6.0, seed=0).fit(sim, "y").privacy_statement
+    assert fixed.scope == "global" and any("t = 6 is public" in a for a in fixed.assumptions)
+
+
+def test_ablation_statements(sim):
+    shuf = make_method("random_downweight", 2.0, seed=4).fit(sim, "y").privacy_statement
+    assert shuf.scope == "global given the weights" and shuf.mechanism == "reps/random_downweight"
+    assert any("2C/n" in a for a in shuf.assumptions)
+    hard = make_method("hard_removal", 2.0, seed=4).fit(sim, "y")
+    assert hard.privacy_statement.scope == "global"
+    assert hard.privacy_statement.epsilon == hard.epsilon_ == pytest.approx(2.0)
+    uni = make_method("dp_uniform", 2.0, seed=4).fit(sim, "y").privacy_statement
+    assert (uni.scope, uni.epsilon) == ("global", 2.0)
+    with pytest.raises(RuntimeError, match=r"NonPrivateNaiveBayes.*no privacy guarantee"):
+        _ = make_method("non_private", 2.0).fit(sim, "y").privacy_statement
+    with pytest.raises(RuntimeError, match="not fitted"):
+        _ = REPS(1.0).privacy_statement
+
+
+def test_classic_calibration_is_refused_where_it_does_not_hold(sim):
+    """Dwork & Roth's formula (the paper's) fails the exact curve at eps_t = 9, delta_t = 1/2n^2."""
+    n = len(sim)
+    delta_t = 1 / n**2 / 2
+    sigma = gaussian_sigma(1.0, 9.0, delta_t, method="classic")
+    assert gaussian_delta(sigma, 1.0, 9.0) > delta_t  # the refusal below is justified
+    with pytest.raises(ValueError, match=r"classic Gaussian calibration.*Stage 2"):
+        REPS(epsilon=10.0, seed=0).fit(sim, "y")
+    ok = REPS(epsilon=10.0, calibration="analytic", seed=0).fit(sim, "y")
+    assert ok.privacy_statement.epsilon == pytest.approx(10.0)
+    # at the paper's largest budget the classic formula does hold on the exact curve
+    rel = REPS(epsilon=4.0, seed=0).fit(sim, "y").release_
+    exact = gaussian_delta(rel.sigma, rel.clip / n, rel.budget.epsilon_t)
+    assert exact <= rel.budget.delta_t
+
+
+# ---------------------------------------------------------------- records and dtypes
+def test_sample_takes_n_and_m_is_deprecated(sim):
+    reps = REPS(epsilon=2.0, seed=3).fit(sim, "y")
+    with pytest.warns(DeprecationWarning, match="'m' counts synthetic datasets"):
+        old = reps.sample(m=40, seed=1)
+    pd.testing.assert_frame_equal(old, reps.sample(n=40, seed=1))
+    pd.testing.assert_frame_equal(old, reps.release_.sample(40, seed=1))
+    with pytest.raises(TypeError, match="both 'n' and the deprecated 'm'"):
+        reps.sample(40, m=40)
+    with pytest.raises(TypeError, match="needs 'n'"):
+        reps.sample()
+    with pytest.raises(ValueError, match="'n'"):
+        reps.sample(0)
+    nb = make_method("non_private", 1.0, seed=0).fit(sim, "y")
+    with pytest.warns(DeprecationWarning):
+        assert len(nb.sample(m=5)) == 5
+
+
+def test_every_column_keeps_its_dtype():
+    """Issue 17: the label and every feature come back in the training frame's dtype."""
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "age": rng.integers(0, 6, n).astype(np.uint8),  # near 0: draws below must not wrap
+            "w": rng.normal(size=n).astype(np.float32),
+            "flag": rng.random(n) < 0.3,
+            "g": pd.Categorical(rng.choice(["p", "q", "r"], n)),
+            "code": rng.integers(10, 13, n),  # an integer column declared categorical
+            "y": rng.integers(0, 2, n),
+        }
+    )
+    reps = REPS(4.0, seed=1).fit(frame, "y", categorical=["code"])
+    syn = reps.sample(2000, seed=2)
+    assert syn.dtypes.to_dict() == frame.dtypes.to_dict()
+    assert set(syn["y"]) <= {0, 1} and set(syn["code"]) <= {10, 11, 12}
+    assert set(syn["flag"]) <= {True, False} and set(syn["g"]) <= {"p", "q", "r"}
+    assert (syn["age"] <= 6 + 3 * frame["age"].std()).all()  # no uint8 wrap-around from < 0
+    assert list(syn["g"].cat.categories) == ["p", "q", "r"]
+
+
+def test_unsupported_dtype_is_refused():
+    frame = pd.DataFrame({"t": pd.date_range("2024-01-01", periods=20), "y": [0, 1] * 10})
+    with pytest.raises(TypeError, match="Column 't' has dtype datetime64"):
+        REPS(1.0).fit(frame, "y")
+
+
+def test_successive_samples_without_a_seed_are_new_datasets(sim):
+    a = REPS(epsilon=2.0, seed=5).fit(sim, "y")
+    b = REPS(epsilon=2.0, seed=5).fit(sim, "y")
+    first, second = a.sample(50), a.sample(50)
+    assert not first.equals(second)  # m datasets from m calls are not copies of one another
+    pd.testing.assert_frame_equal(first, b.sample(50))  # the same fit seed, the same sequence
+    pd.testing.assert_frame_equal(second, b.sample(50))
+    # the first call is the release's sample at the fit's sample seed (figures unchanged)
+    pd.testing.assert_frame_equal(first, a.release_.sample(50, seed=a._sample_seed))

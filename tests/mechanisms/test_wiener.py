@@ -8,7 +8,8 @@ import pytest
 from pseudopost._rng import spawn_seeds
 from pseudopost.mechanisms.wiener import WienerMean, wiener_kernel
 from pseudopost.privacy.audit import epsilon_lower_bound
-from pseudopost.privacy.noise import gaussian_sigma
+from pseudopost.privacy.noise import gaussian_epsilon, gaussian_sigma
+from pseudopost.privacy.statement import REPLACE_ONE
 
 
 def _brownian(n: int, t: int, seed: int) -> np.ndarray:
@@ -143,3 +144,21 @@ def test_opendp_backend_runs():
     x = _brownian(20, 10, 8)
     rel = WienerMean(1.0, 1e-5, rho=0.01, norm_bound=2.0, backend="opendp").release(x)
     assert rel.backend == "opendp" and rel.mean.shape == (10,) and np.isfinite(rel.mean).all()
+
+
+def test_privacy_statement_is_the_release_budget():
+    x = _brownian(20, 10, 9)
+    mech = WienerMean(0.8, 1e-5, rho=0.01, norm_bound=2.0)
+    rel = mech.release(x, seed=1)
+    st = rel.privacy_statement
+    assert (st.epsilon, st.delta) == (rel.epsilon, rel.delta) == (0.8, 1e-5)
+    assert st == mech.privacy_statement  # each call of release() costs this
+    assert st.neighbouring == REPLACE_ONE and st.scope == "global" and st.unit == "release"
+    # the noise actually used delivers the stated epsilon on the exact Gaussian curve
+    assert gaussian_epsilon(rel.sigma, rel.sensitivity, rel.delta) == pytest.approx(0.8, rel=1e-6)
+
+
+def test_classic_calibration_is_refused_where_the_formula_fails():
+    with pytest.raises(ValueError, match="classic Gaussian calibration"):
+        WienerMean(20.0, 1e-5, rho=0.01, norm_bound=1.0, gaussian_method="classic")
+    WienerMean(0.5, 1e-5, rho=0.01, norm_bound=1.0, gaussian_method="classic")

@@ -26,7 +26,12 @@ from pseudopost.privacy import (
     reduce_abs,
     reduce_sum,
 )
-from pseudopost.privacy.accountant import sensitive_function
+from pseudopost.privacy.accountant import (
+    account,
+    account_block,
+    combine_blocks,
+    sensitive_function,
+)
 from pseudopost.privacy.fused import BlockKernel, FusedFunction, block_kernel, record_function
 from pseudopost.privacy.kernels import glm
 from pseudopost.privacy.kernels.special import log_ndtr, log_normal_range
@@ -341,10 +346,11 @@ def test_count_truncation_and_user_models_use_the_generic_path(rng):
 
 def test_mechanism_uses_the_fused_accountant_and_equals_generic(sim_result, sim_small):
     """The mechanism's risk and Lipschitz bounds (fused) equal the generic PyTensor path."""
-    fitted = sim_result._fitted
-    assert isinstance(fitted.loglik, FusedFunction)
-    free = [rv.name for rv in fitted.base.free_RVs]
-    generic = RecordFunction(fitted.base, fitted.model.observed)
+    model, base = sim_result.model, sim_result.built
+    loglik = record_function(model, base)  # what the mechanism composes on its own model
+    assert isinstance(loglik, FusedFunction)
+    free = [rv.name for rv in base.free_RVs]
+    generic = RecordFunction(base, model.observed)
     from pseudopost.models.loglik import stack_draws
 
     draws = stack_draws(sim_result.posterior, free)
@@ -359,11 +365,52 @@ def test_mechanism_uses_the_fused_accountant_and_equals_generic(sim_result, sim_
     x = sim_small["x"].to_numpy()
     decomps = (RangeTruncated(0.4 * x, 1.8 * x), RangeAveraged(alpha / 2), Censored(2.0))
     for decomp in decomps:
-        fused = sensitive_function(decomp, fitted.model, fitted.base, fitted.loglik)
-        gen = decomp.generic_function(fitted.model, fitted.base, generic)
+        fused = sensitive_function(decomp, model, base, loglik)
+        gen = decomp.generic_function(model, base, generic)
         coef, extras = decomp.coefficient(alpha), decomp.extras(alpha)
         a = reduce_abs(fused, draws, coef, **extras)
         b = reduce_abs(gen, draws, coef, **extras)
         rtol = 1e-7 if isinstance(decomp, RangeTruncated) else 1e-12  # PyTensor's erfcx
         np.testing.assert_allclose(a.per_record, b.per_record, rtol=rtol, atol=rtol)
         np.testing.assert_allclose(a.per_draw, b.per_draw, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("name", ["weighted", "truncated", "censored"])
+def test_account_equals_its_block_function_over_any_blocks(name, rng):
+    """One accountant: account() on all records equals account_block() on record blocks joined
+    by combine_blocks(), bit for bit (the Dask backend's contract)."""
+    import dataclasses
+
+    from pseudopost.privacy.lipschitz import local_epsilon
+
+    model = NormalRegression("y", ["z"])
+    df = _frame("normal", rng, n=200)
+    prepared = model.prepare(df)
+    base = model.build(prepared)
+    y = df["y"].to_numpy()
+    decomp = {
+        "weighted": Unrestricted(),
+        "truncated": RangeTruncated(y - 1.0, y + 1.0),
+        "censored": Censored(1.5),
+    }[name]
+    draws, alpha = _draws("normal", rng), rng.uniform(0.0, 1.0, 200)
+    whole = account(sensitive_function(decomp, model, base, record_function(model, base)),
+                    draws, alpha, decomp)  # fmt: skip
+    kernel = dataclasses.replace(block_kernel(model, decomp), dense=fused.dense_for(200, 25))
+    c, extras = decomp.coefficient(alpha), decomp.extras(alpha)
+    parts = [
+        account_block(
+            kernel,
+            draws,
+            {k: v[s] for k, v in prepared.arrays.items()},
+            c[s],
+            {k: v[s] for k, v in extras.items()},
+        )
+        for s in (slice(0, 7), slice(7, 150), slice(150, 200))
+    ]
+    np.testing.assert_array_equal(
+        c * np.concatenate([p.per_record for p in parts]), whole.lipschitz
+    )
+    per_draw = combine_blocks([p.per_draw for p in parts])
+    np.testing.assert_array_equal(per_draw, whole.per_draw)
+    assert local_epsilon(per_draw) == whole.epsilon

@@ -73,7 +73,10 @@ def test_paper_orderings_on_the_simulation(sim_fits):
     assert a1.epsilon < t1.epsilon and a2.epsilon < t2.epsilon
     ua = {
         k: np.mean(
-            [ecdf_utility(data[["x"]], s[["x"]])["U_a"].iloc[0] for s in r.synthesize(m=5, seed=2)]
+            [
+                ecdf_utility(data[["x"]], s[["x"]])["U_a"].iloc[0]
+                for s in r.synthesize_datasets(5, seed=2)
+            ]
         )
         for k, r in {"w": w, "a1": a1, "a2": a2}.items()
     }

@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from pseudopost.risk import check_weight_knobs, normalise_risk, risk_weights
+from pseudopost.risk.weights import RiskSummary, risk_summary, weights_from_risk
 
 
 def test_linear_normalisation_and_weights():
@@ -41,3 +42,31 @@ def test_bad_knobs(c, g, msg):
 def test_non_finite_risk_names_the_record():
     with pytest.raises(ValueError, match="record 1"):
         normalise_risk(np.array([1.0, np.inf]))
+
+
+@pytest.mark.parametrize("method", ["linear", "logistic"])
+def test_one_weights_function_on_blocks_given_the_global_summary(method):
+    """Blocks weighted with the summary of all risks give the whole array's weights, bit for
+    bit (what the Dask backend relies on)."""
+    L = np.random.default_rng(1).gamma(2.0, 2.0, 1001)
+    summary = risk_summary(L, method)
+    blocks = [weights_from_risk(b, summary, 0.7, 0.2) for b in np.array_split(L, 7)]
+    np.testing.assert_array_equal(np.concatenate(blocks), risk_weights(L, 0.7, 0.2, method))
+    # the summary is the normalisation's: (min, range) or (mean, sd)
+    if method == "linear":
+        assert (summary.center, summary.spread) == (L.min(), L.max() - L.min())
+    else:
+        assert (summary.center, summary.spread) == (L.mean(), L.std())
+    r = normalise_risk(L, method)
+    assert r.min() >= 0 and r.max() <= 1
+
+
+def test_risk_summary_refuses_bad_input():
+    with pytest.raises(ValueError, match="'method' parameter must be 'linear' or 'logistic'"):
+        RiskSummary("rank", 0.0, 1.0)
+    with pytest.raises(ValueError, match="'method' parameter"):
+        risk_summary(np.array([1.0, 2.0]), "rank")
+    with pytest.raises(ValueError, match="non-empty vector"):
+        risk_summary(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="record 2"):
+        risk_summary(np.array([1.0, 2.0, np.nan]))

@@ -3,7 +3,7 @@ r"""Entropy-calibrated histogram release (REAEDP, Algorithm 1 lines 2-5, Theorem
 Two releases, each an :math:`(\varepsilon, \delta)`-DP measurement with its own budget (run
 both and they compose to :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 + \delta_2)`, Theorem 1):
 
-1. :meth:`EntropyHistogram.release`: the bin counts :math:`c \in \mathbb{N}^m` plus Laplace or
+1. :meth:`EntropyHistogram.release`: the bin counts :math:`c \in \mathbb{N}^K` plus Laplace or
    Gaussian noise, clipped at zero (post-processing), with the Shannon entropy of the released
    counts (post-processing, free). Sensitivity of the count vector:
 
@@ -18,16 +18,21 @@ both and they compose to :math:`(\varepsilon_1 + \varepsilon_2, \delta_1 + \delt
    :math:`\varepsilon`-DP. Algorithm 1 line 4 uses :math:`\mathrm{Lap}(1/\varepsilon)`, which is
    right for add/remove but only :math:`2\varepsilon`-DP under the replace-one relation that
    Theorem 3 uses; the scale here follows the relation chosen. Gaussian: :math:`\sigma` from
-   :func:`~pseudopost.privacy.noise.gaussian_sigma` (analytic by default).
+   :func:`~pseudopost.privacy.noise.gaussian_sigma` (analytic by default; the classic formula
+   is refused where the exact curve shows it does not deliver its budget).
 2. :meth:`EntropyHistogram.release_entropy`: the entropy itself,
    :math:`H(c) + \mathrm{Lap}(\Delta_H/\varepsilon)` (or Gaussian), with :math:`\Delta_H` the
    Theorem 3 bound (eq. 4) at the public :math:`n`, or the Rényi bound of
    :func:`~pseudopost.privacy.entropy.renyi_entropy_sensitivity`; replace-one only (the bounds
-   need :math:`n` fixed and public). The result is clipped to :math:`[0, \log_2 m]`.
+   need :math:`n` fixed and public). The result is clipped to :math:`[0, \log_2 K]`.
 
 Bin edges are fixed before seeing the data (``bins`` edges, or ``bins`` and public ``bounds``, or
-integer category codes :math:`0..m-1`): data-dependent edges would leak. Values outside
+integer category codes :math:`0..K-1`): data-dependent edges would leak. Values outside
 ``bounds`` are counted in the end bins, so every record is counted once.
+
+Each release carries its ``privacy_statement``: global :math:`(\varepsilon, \delta)` for that
+one release under the relation it was calibrated for (replace-one with :math:`n` public, or
+add/remove for counts), the bins taken as public.
 
 :meth:`EntropyHistogram.utility` compares a release with the confidential counts (entropy before
 and after, absolute entropy error, count MAE): it reads the confidential data and is for
@@ -51,11 +56,13 @@ from pseudopost.privacy.entropy import (
 )
 from pseudopost.privacy.noise import (
     Backend,
+    check_classic_gaussian,
     gaussian_noise,
     gaussian_sigma,
     laplace_noise,
     laplace_scale,
 )
+from pseudopost.privacy.statement import ADD_REMOVE, REPLACE_ONE, PrivacyStatement
 
 __all__ = [
     "EntropyHistogram",
@@ -77,6 +84,16 @@ def count_sensitivity(mechanism: Mechanism, neighbouring: Neighbouring) -> float
     if neighbouring == "add-remove":
         return 1.0
     return 2.0 if mechanism == "laplace" else float(np.sqrt(2.0))
+
+
+def _exact_noise_note(backend: str) -> tuple[str, ...]:
+    """The floating-point assumption of a NumPy noise draw (none for OpenDP's samplers)."""
+    if backend == "opendp":
+        return ()
+    return (
+        "exact noise (NumPy's floating-point sampler is not hardened against floating-point "
+        "attacks; backend='opendp' is)",
+    )
 
 
 def _check_choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
@@ -116,10 +133,31 @@ class HistogramRelease:
     delta: float
     backend: str
 
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """Global (epsilon, delta)-DP of this one count release (Algorithm 1 lines 2-4: Laplace
+        pure epsilon, or Gaussian), under the neighbouring relation it was calibrated for."""
+        replace = self.neighbouring == "replace-one"
+        return PrivacyStatement(
+            mechanism="entropy_histogram",
+            epsilon=self.epsilon,
+            delta=self.delta,
+            neighbouring=REPLACE_ONE if replace else ADD_REMOVE,
+            scope="global",
+            unit="release",
+            assumptions=(
+                *(("n is public",) if replace else ()),
+                "the bins are public (fixed before seeing the data)",
+                *_exact_noise_note(self.backend),
+            ),
+            source=f"REAEDP, Algorithm 1 lines 2-4 ({self.mechanism} mechanism, "
+            f"sensitivity {self.sensitivity:g})",
+        )
+
 
 @dataclass(frozen=True)
 class EntropyRelease:
-    """A released entropy value :math:`\\tilde H`, clipped to :math:`[0, \\log_2 m]`."""
+    """A released entropy value :math:`\\tilde H`, clipped to :math:`[0, \\log_2 K]`."""
 
     entropy: float
     order: float | None
@@ -130,6 +168,26 @@ class EntropyRelease:
     epsilon: float
     delta: float
     backend: str
+
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        r"""Global (epsilon, delta)-DP of this one entropy release: noise calibrated to Theorem 3's
+        bound :math:`\Delta_H(n)` (eq. 4) or the Renyi bound, replace-one with n public."""
+        bound = "Theorem 3, eq. 4" if self.order is None else f"Renyi order {self.order:g} bound"
+        return PrivacyStatement(
+            mechanism="entropy_value",
+            epsilon=self.epsilon,
+            delta=self.delta,
+            neighbouring=REPLACE_ONE,
+            scope="global",
+            unit="release",
+            assumptions=(
+                "n is public",
+                "the bins are public (fixed before seeing the data)",
+                *_exact_noise_note(self.backend),
+            ),
+            source=f"REAEDP, Algorithm 1 line 5 ({bound}, sensitivity {self.sensitivity:.4g})",
+        )
 
 
 @dataclass(frozen=True)
@@ -154,8 +212,8 @@ class EntropyHistogram:
         Budget spent by *each* call of :meth:`release`, :meth:`release_counts` or
         :meth:`release_entropy`.
     bins
-        Number of bins :math:`m` (with ``bounds``, or for integer codes :math:`0..m-1`), or an
-        increasing sequence of :math:`m + 1` edges.
+        Number of bins :math:`K` (the paper's :math:`m`; with ``bounds``, or for integer codes
+        :math:`0..K-1`), or an increasing sequence of :math:`K + 1` edges.
     mechanism
         ``"laplace"`` (pure :math:`\varepsilon`-DP) or ``"gaussian"`` (needs ``delta``).
     delta
@@ -190,6 +248,8 @@ class EntropyHistogram:
             if self.delta is None:
                 raise ValueError("The Gaussian mechanism needs 'delta' in (0, 1). Got None.")
             check_probability(self.delta, "delta")
+            if self.gaussian_method == "classic":
+                check_classic_gaussian(self.epsilon, self.delta, "the histogram release")
         elif self.delta not in (None, 0, 0.0):
             raise ValueError(
                 "The Laplace mechanism is pure epsilon-DP: 'delta' must be None. "
@@ -200,7 +260,7 @@ class EntropyHistogram:
     # ------------------------------------------------------------------ binning
     def _edges(self) -> np.ndarray | None:
         if np.ndim(self.bins) == 0:
-            m = check_positive_int(self.bins, "bins")
+            k = check_positive_int(self.bins, "bins")
             if self.bounds is None:
                 return None
             lo, hi = (float(b) for b in self.bounds)
@@ -209,7 +269,7 @@ class EntropyHistogram:
                     f"The 'bounds' parameter must be finite (low, high) with low < high. "
                     f"Got {self.bounds!r}."
                 )
-            return np.linspace(lo, hi, m + 1)
+            return np.linspace(lo, hi, k + 1)
         edges = np.asarray(self.bins, dtype=float)
         if edges.ndim != 1 or edges.size < 2 or not np.isfinite(edges).all():
             raise ValueError(
@@ -224,7 +284,7 @@ class EntropyHistogram:
 
     @property
     def n_bins(self) -> int:
-        """Number of bins :math:`m`."""
+        """Number of bins :math:`K` (the paper's :math:`m`; in pseudopost m counts datasets)."""
         edges = self._edges()
         return int(self.bins) if edges is None else edges.size - 1
 
@@ -241,14 +301,14 @@ class EntropyHistogram:
         if not np.isfinite(x).all():
             raise ValueError("The 'data' argument must hold finite values only.")
         edges = self._edges()
-        m = self.n_bins
+        k = self.n_bins
         if edges is None:
-            if (x != np.round(x)).any() or x.min() < 0 or x.max() > m - 1:
+            if (x != np.round(x)).any() or x.min() < 0 or x.max() > k - 1:
                 raise ValueError(
                     f"Without 'bounds' or edges, 'data' must hold integer category codes in "
-                    f"0..{m - 1} (bins={m}). Got values in [{x.min()}, {x.max()}]."
+                    f"0..{k - 1} (bins={k}). Got values in [{x.min()}, {x.max()}]."
                 )
-            return np.bincount(x.astype(int), minlength=m).astype(float)
+            return np.bincount(x.astype(int), minlength=k).astype(float)
         clipped = np.clip(x, edges[0], edges[-1])
         return np.histogram(clipped, bins=edges)[0].astype(float)
 
@@ -307,7 +367,8 @@ class EntropyHistogram:
         )
 
     def entropy_sensitivity(self, n: int, order: float | None = None) -> float:
-        """:math:`\\Delta_H(n)` (Theorem 3) or the Rényi bound of order ``order`` at ``m`` bins."""
+        """:math:`\\Delta_H(n)` (Theorem 3, eq. 4) or the Rényi bound of order ``order`` at
+        :math:`K` bins."""
         if order is None:
             return shannon_entropy_sensitivity(n)
         return renyi_entropy_sensitivity(n, order, bins=self.n_bins)

@@ -1,28 +1,35 @@
 r"""Synthetic records from one entropy-calibrated histogram release (REAEDP, Algorithm 1).
 
-The listed columns are coded on public bins (numeric: edges, or a count over public bounds;
-categorical: public levels, or the levels found in the data, recorded as assumed public) and
-crossed into one joint histogram with :math:`M = \prod_j m_j` cells. Two releases, each through
-:class:`~pseudopost.mechanisms.EntropyHistogram`:
+Algorithm 1 on a frame, as :meth:`JointHistogramRelease.fit` and :meth:`~.sample` run it:
 
-1. the noisy joint counts :math:`\tilde c = \max(c + \eta, 0)`, Laplace (pure
-   :math:`\varepsilon_1`-DP) or Gaussian (:math:`(\varepsilon_1, \delta_1)`), L1 / L2
-   sensitivity 2 / :math:`\sqrt 2` under replace-one, 1 under add/remove (the module table of
-   :mod:`pseudopost.mechanisms.entropy.histogram`);
-2. optionally (``entropy_share`` s > 0) the Shannon entropy of the joint counts,
+1. Line 1 (binning, no budget): the listed columns are coded on *public* bins (numeric: edges, or
+   a count over public bounds; categorical: public levels, or the levels found in the data,
+   recorded as assumed public) and crossed into one joint histogram
+   :math:`c \in \mathbb N^K`, :math:`K = \prod_j K_j` cells.
+2. Lines 2-4, budget :math:`(\varepsilon_1, \delta_1) = ((1-s)\varepsilon, (1-s)\delta)`: the
+   noisy joint counts :math:`\tilde c = \max(c + \eta, 0)` through
+   :class:`~pseudopost.mechanisms.EntropyHistogram`, Laplace (pure :math:`\varepsilon_1`) or
+   Gaussian, L1 / L2 sensitivity 2 / :math:`\sqrt 2` under replace-one, 1 under add/remove
+   (the table of :mod:`pseudopost.mechanisms.entropy.histogram`).
+3. Lines 3 and 5, budget :math:`(\varepsilon_2, \delta_2) = (s\varepsilon, s\delta)`, only when
+   ``entropy_share`` :math:`s > 0`: the Shannon entropy of the joint counts,
    :math:`H(c) + \mathrm{noise}(\Delta_H/\varepsilon_2)` with Theorem 3's bound
-   :math:`\Delta_H \le \frac1n(2 + 1/\ln 2 + 2\log_2 n)` (replace-one, n public).
+   :math:`\Delta_H \le \frac1n(2 + 1/\ln 2 + 2\log_2 n)` (eq. 4; replace-one, n public).
+4. Synthesis (post-processing, no budget): each synthetic dataset is a multinomial draw of ``n``
+   records from :math:`\tilde c / \sum\tilde c` (:func:`synthetic_counts`, the "DP synthetic"
+   baseline of Fig. 5), each record decoded to its cell's levels and a uniform value inside each
+   numeric bin (integers for integer columns), every column in its input dtype. ``n`` must be
+   public: the data's n under replace-one, else the rounded noisy total (:meth:`public_rows`).
 
-:math:`\varepsilon_1 = (1-s)\varepsilon`, :math:`\varepsilon_2 = s\varepsilon` (and the same
-split of :math:`\delta`); basic composition gives :math:`(\varepsilon, \delta)` (Theorem 1).
-Each synthetic dataset is a multinomial draw of ``rows`` records from
-:math:`\tilde c / \sum\tilde c` (``synthetic_counts``), each record decoded to its cell's levels
-and a uniform value inside each numeric bin (integers for integer columns): post-processing, no
-budget. ``rows`` must be public: the data's n under replace-one, else the rounded noisy total.
+Privacy (:attr:`JointHistogramRelease.privacy_statement`): basic composition of steps 2 and 3
+(Theorem 1) gives :math:`(\varepsilon, \delta)` for the whole release, globally, under
+replace-one neighbours (add/remove for the counts alone with ``neighbouring="add-remove"``); it
+equals the sum over :meth:`JointHistogramRelease.stages`.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +38,13 @@ import numpy as np
 import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
-from pseudopost._validation import check_positive, check_positive_int
+from pseudopost._validation import check_columns, check_frame, check_positive, check_positive_int
+from pseudopost.mechanisms.entropy.histogram import (
+    EntropyHistogram,
+    _exact_noise_note,
+    synthetic_counts,
+)
+from pseudopost.models.columns import ColumnInfo, decode_column
 from pseudopost.privacy.statement import ADD_REMOVE, REPLACE_ONE, PrivacyStatement
 
 __all__ = ["JointHistogramRelease"]
@@ -61,11 +74,17 @@ class JointHistogramRelease:
         for c, b in self.bins.items():
             if np.ndim(b) == 0 and c not in self.bounds:
                 raise ValueError(f"A bin count for column '{c}' needs public bounds.")
-        self._histogram(1, 1.0)  # constructor checks of EntropyHistogram (noise, delta, ...)
+        if self.entropy_share > 0 and self.neighbouring != "replace-one":
+            raise ValueError(
+                f"'entropy_share' = {self.entropy_share!r} needs neighbouring='replace-one': the "
+                "entropy bound needs a public n (Theorem 3). Set entropy_share=0."
+            )
+        # the constructor checks of EntropyHistogram (noise, delta, calibration) for each release
+        self._histogram(1, 1.0 - self.entropy_share)
+        if self.entropy_share > 0:
+            self._histogram(1, self.entropy_share)
 
-    def _histogram(self, cells: int, share: float):
-        from pseudopost.mechanisms.entropy.histogram import EntropyHistogram
-
+    def _histogram(self, cells: int, share: float) -> EntropyHistogram:
         delta = None if self.delta is None else self.delta * share
         return EntropyHistogram(
             self.epsilon * share,
@@ -95,6 +114,7 @@ class JointHistogramRelease:
                         "edges": edges,
                         "integer": integer,
                         "source": "public",
+                        "dtype": frame[c].dtype,
                     }
                 )
             else:
@@ -106,6 +126,7 @@ class JointHistogramRelease:
                         "kind": "categorical",
                         "levels": levels,
                         "source": "public" if public else "data (assumed public)",
+                        "dtype": frame[c].dtype,
                     }
                 )
         return coding
@@ -134,6 +155,22 @@ class JointHistogramRelease:
 
     def check(self, frame: pd.DataFrame) -> int:
         """Check that ``frame`` can be coded within ``max_cells``; returns the cell count."""
+        check_frame(frame, "frame", min_rows=1)
+        check_columns(frame, self.columns, "frame")
+        for c in self.columns:
+            s = frame[c]
+            if s.isna().any():
+                raise ValueError(
+                    f"Column '{c}' has {int(s.isna().sum())} missing value(s); fill or drop them "
+                    "before release."
+                )
+            if c in self.bins and not (
+                pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+            ):
+                raise TypeError(
+                    f"Column '{c}' has bins, so it must be numeric; got dtype {s.dtype}. Give it "
+                    "a domain of levels instead, or convert it to numbers."
+                )
         coding = self._coding(frame)
         cells = int(np.prod([self._size(c) for c in coding], dtype=float))
         if cells > self.max_cells:
@@ -146,7 +183,8 @@ class JointHistogramRelease:
 
     # ------------------------------------------------------------------ release
     def fit(self, frame: pd.DataFrame, seed: SeedLike = None) -> JointHistogramRelease:
-        """Release the noisy joint histogram (and optionally its entropy) of ``frame``."""
+        """Release the noisy joint histogram (and optionally its entropy) of ``frame`` (not
+        modified); ``seed`` drives the release and, by default, the samples."""
         from pseudopost.privacy.entropy import shannon_entropy
 
         cells = self.check(frame)
@@ -167,52 +205,69 @@ class JointHistogramRelease:
         self.entropy_original_ = shannon_entropy(self.utility_.original_counts)
         return self
 
+    def _fitted(self) -> None:
+        if not hasattr(self, "histogram_"):
+            raise RuntimeError(
+                "This JointHistogramRelease instance is not fitted yet; call fit(frame) first."
+            )
+
     def public_rows(self) -> int:
         """Rows per synthetic dataset: n under replace-one, else the rounded noisy total."""
+        self._fitted()
         if self.neighbouring == "replace-one":
             return self.n_
         return max(1, round(float(self.histogram_.counts.sum())))
 
-    def sample(self, rows: int, seed: SeedLike = None) -> pd.DataFrame:
-        """``rows`` synthetic records drawn from the released histogram (post-processing)."""
-        from pseudopost.mechanisms.entropy.histogram import synthetic_counts
-
-        rows = check_positive_int(rows, "rows")
+    def sample(
+        self, n: int | None = None, seed: SeedLike = None, *, rows: int | None = None
+    ) -> pd.DataFrame:
+        """``n`` synthetic records drawn from the released histogram (post-processing), in the
+        frame's columns and dtypes. ``rows`` is a deprecated alias of ``n``."""
+        self._fitted()
+        if rows is not None:
+            if n is not None:
+                raise TypeError("sample() got both 'n' and the deprecated 'rows'; pass n only.")
+            warnings.warn(
+                "JointHistogramRelease.sample(rows=...) is deprecated: pass the number of records "
+                "as n=... (the alias is removed in the next version).",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            n = rows
+        if n is None:
+            raise TypeError("JointHistogramRelease.sample() needs 'n', the number of records.")
+        n = check_positive_int(n, "n")
         rng = as_generator(seed)
-        counts = synthetic_counts(self.histogram_, rows, seed=rng.spawn(1)[0]).astype(np.int64)
+        counts = synthetic_counts(self.histogram_, n, seed=rng.spawn(1)[0]).astype(np.int64)
         cell = rng.permutation(np.repeat(np.arange(counts.size), counts))
         codes = np.unravel_index(cell, self.sizes_)
+        index = pd.RangeIndex(n)
         out = {}
         for col, code in zip(self.coding_, codes, strict=True):
             if col["kind"] == "categorical":
-                out[col["name"]] = np.asarray(col["levels"], dtype=object)[code]
+                info = ColumnInfo("categorical", col["dtype"], tuple(col["levels"]))
+                out[col["name"]] = decode_column(code, info, index)
+                continue
+            e = col["edges"]
+            lo, hi = e[code], e[code + 1]
+            if col["integer"]:
+                low = np.ceil(lo)
+                values = rng.integers(low, np.maximum(np.ceil(hi), low + 1))
+                info = ColumnInfo("integer", col["dtype"])
             else:
-                e = col["edges"]
-                lo, hi = e[code], e[code + 1]
-                if col["integer"]:
-                    low = np.ceil(lo)
-                    out[col["name"]] = rng.integers(low, np.maximum(np.ceil(hi), low + 1))
-                else:
-                    out[col["name"]] = lo + (hi - lo) * rng.random(code.size)
-        frame = pd.DataFrame(out)
-        for col in self.coding_:
-            if col["kind"] == "categorical":
-                levels = col["levels"]
-                if all(isinstance(v, int | np.integer) for v in levels):
-                    frame[col["name"]] = frame[col["name"]].astype(np.int64)
-                elif all(isinstance(v, float | np.floating) for v in levels):
-                    frame[col["name"]] = frame[col["name"]].astype(float)
-                else:
-                    frame[col["name"]] = frame[col["name"]].astype(str)
-        return frame
+                values = lo + (hi - lo) * rng.random(code.size)
+                info = ColumnInfo("continuous", col["dtype"])
+            out[col["name"]] = decode_column(values, info, index)
+        return pd.DataFrame(out)
 
     @property
     def privacy_statement(self) -> PrivacyStatement:
         """Global (epsilon, delta)-DP of the whole release (REAEDP Theorems 1 and 3): the noisy
         joint counts and, optionally, their entropy, composed; replace-one (add/remove for the
-        counts alone when ``neighbouring="add/remove"``)."""
+        counts alone when ``neighbouring="add-remove"``). Equal to the sum over :meth:`stages`."""
         stages = self.stages()
         replace = self.neighbouring == "replace-one"
+        read = [c["name"] for c in self.coding_ if c["source"].startswith("data")]
         return PrivacyStatement(
             mechanism="entropy",
             epsilon=sum(s["epsilon"] for s in stages),
@@ -220,12 +275,18 @@ class JointHistogramRelease:
             neighbouring=REPLACE_ONE if replace else ADD_REMOVE,
             scope="global",
             unit="release",
-            assumptions=("n is public",) if replace else (),
-            source="REAEDP, Theorems 1 and 3 (basic composition)",
+            assumptions=(
+                *(("n is public",) if replace else ()),
+                "the bins and levels are public (fixed before seeing the data)"
+                + (f"; the levels of {read} were read from the data" if read else ""),
+                *_exact_noise_note(self.histogram_.backend),
+            ),
+            source="REAEDP, Algorithm 1, Theorems 1 and 3 (basic composition)",
         )
 
     def stages(self) -> list[dict[str, Any]]:
         """Per-stage budgets (for ``privacy.json``)."""
+        self._fitted()
         h = self.histogram_
         out = [
             {

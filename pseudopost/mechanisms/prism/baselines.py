@@ -1,13 +1,14 @@
 r"""The PRISM paper's internal baselines (section 7, appendix C.2).
 
 * :class:`AllFeaturesUniform`: PRISM with :math:`S` = every feature and uniform allocation
-  ("All Features (Unif)"). Same privacy as :class:`~.prism.PRISM` (replace-one).
+  ("All Features (Unif)"). Same privacy as :class:`~.core.PRISM` (replace-one, Theorem 6.1).
 * :class:`CorrelationTopK`: the **non-private** oracle that takes the k features with the largest
   absolute Pearson correlation with Y and then measures them like PRISM. The selection reads the
-  data without noise, so this release is *not* differentially private; its report says so.
+  data without noise, so this release is *not* differentially private: its report carries a
+  note and its ``privacy_statement`` raises.
 * :class:`IndependenceOnly`: every 1-way marginal, measured with Gaussian noise at an equal share
-  of :math:`(\varepsilon, \delta)` (after the DP-bin share, if any) (replace-one, :math:`\Delta_2 = \sqrt2/n`, basic
-  composition), columns sampled independently.
+  of :math:`(\varepsilon, \delta)` (after the DP-bin share, if any), replace-one,
+  :math:`\Delta_2 = \sqrt2/n`, basic composition; columns sampled independently.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import (
     check_frame,
+    check_in_interval,
     check_positive,
     check_positive_int,
     check_probability,
@@ -71,7 +73,11 @@ def correlation_ranking(frame: pd.DataFrame, target: str) -> list[str]:
 
 
 class CorrelationTopK(PRISM):
-    """Non-private oracle: top-k |correlation| features, then PRISM measurement (not DP)."""
+    """Non-private oracle: top-k |correlation| features, then PRISM measurement (not DP).
+
+    Its :attr:`privacy_statement` raises: the selection reads the data without noise, so the
+    release carries no guarantee (its privacy report keeps the measurement ledger, with a note).
+    """
 
     _notes = ("feature selection by correlation top-k is NOT private (oracle baseline)",)
 
@@ -93,6 +99,15 @@ class CorrelationTopK(PRISM):
             raise ValueError(f"The 'k' parameter must be <= d={len(features)}. Got {self.k}.")
         return features, correlation_ranking(frame, target)[: self.k]
 
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """Always raises: the oracle baseline is not differentially private."""
+        raise RuntimeError(
+            "CorrelationTopK (the 'Corr Top-k (Oracle)' baseline) selects its features by "
+            "correlation with the target computed without noise: the release is not "
+            "differentially private and has no privacy statement."
+        )
+
 
 class IndependenceOnly:
     """Every 1-way marginal with Gaussian noise; columns drawn independently."""
@@ -111,7 +126,9 @@ class IndependenceOnly:
         self.epsilon = check_positive(epsilon, "epsilon")
         self.delta = None if delta is None else check_probability(delta, "delta")
         self.bins, self.bounds, self.domain, self.seed = bins, bounds, domain, seed
-        self.bins_fraction = check_positive(bins_fraction, "bins_fraction")
+        self.bins_fraction = check_in_interval(
+            bins_fraction, "bins_fraction", 0.0, 1.0, closed="neither"
+        )
 
     def fit(self, frame: pd.DataFrame) -> IndependenceOnly:
         """Measure the 1-way marginals of ``frame`` (not modified)."""
@@ -173,17 +190,25 @@ class IndependenceOnly:
         self._sample_rng = rng.spawn(1)[0]
         return self
 
+    def _fitted(self) -> None:
+        if not hasattr(self, "ledger_"):
+            raise RuntimeError("This IndependenceOnly instance is not fitted yet; call fit().")
+
     def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
-        """``n`` records with independent columns."""
+        """``n`` records with independent columns, in the frame's columns and dtypes."""
+        self._fitted()
+        n = check_positive_int(n, "n")
         rng = as_generator(self._sample_rng.spawn(1)[0] if seed is None else seed)
         codes = self.model_.sample(n, rng.spawn(1)[0])
         return self.encoding_.decode(codes, rng.spawn(1)[0])[list(self.columns_)]
 
     @property
     def privacy_statement(self) -> PrivacyStatement:
-        """Global (epsilon, delta)-DP of the whole release under replace-one neighbours."""
-        return prism_statement("independence", self.privacy_report())
+        """Global (epsilon, delta)-DP of the whole release under replace-one neighbours (basic
+        composition of the 1-way Gaussian measurements); equal to ``privacy_report()``'s."""
+        return prism_statement("independence", self.privacy_report(), self.encoding_)
 
     def privacy_report(self) -> dict[str, object]:
         """Both accountings of the 1-way release."""
+        self._fitted()
         return {"mechanism": "IndependenceOnly", **self.ledger_.summary()}

@@ -79,7 +79,8 @@ def allocate_budget(
         ``"approx"``: :math:`\varepsilon_t \propto \sqrt{a_t}` (Theorem 6.3).
         ``"zcdp"``: :math:`\rho_t \propto a_t^{2/3}` (the zCDP analogue, module docstring).
     method
-        ``"closed_form"`` (the optimum) or ``"uniform"`` (the ablation, ``total / m`` each).
+        ``"closed_form"`` (the optimum) or ``"uniform"`` (the ablation: an equal share of
+        ``total`` per query).
 
     Returns
     -------

@@ -3,27 +3,36 @@ r"""PRISM: prediction-centric release with informed structure measurements (Algo
 Neighbouring relation: **replace-one** (datasets of the same size n differing in one record),
 as in the paper (section 3.2). n is therefore public.
 
-Steps, each with its pool and cost (section 5; ``"approx"`` accounting shown, the ``"zcdp"``
-charges are in :mod:`.budget`):
+Algorithm 1 (appendix A) as :meth:`PRISM.fit` runs it, each step with its pool and cost
+(section 5; ``"approx"`` accounting shown, the ``"zcdp"`` charges are in :mod:`.budget`):
 
-0. (optional) DP bins for numeric columns, pool ``bins``, Laplace, pure
-   :math:`\varepsilon_{bins}` (:mod:`.discretize`).
-1. Features S (section 5.2): causal :math:`S = Pa(Y)` or graphical :math:`S = MB(Y)` at no cost;
-   predictive: greedy top-k exponential mechanism on :math:`I(X_j; Y)`, pool ``sel``,
-   pure :math:`\varepsilon_{sel}` (:mod:`.selection`).
-2. Noisy :math:`I(X_j; Y)` (for MI task weights) and :math:`I(X_j; X_{j'} \mid Y)` (for the
-   3-way marginals), one Laplace vector release, pool ``mi``, pure :math:`\varepsilon_{mi}`;
-   its :math:`\ell_1` sensitivity is the sum of the coordinates' bounds
+1. Line 2: split :math:`(\varepsilon, \delta)` into the pools ``sel``, ``mi``, ``task``, ``bg``
+   (section 5.4, :func:`.budget.split_pools`); :math:`\delta = 1/n^2` by default.
+   (Optional extension) DP bins for numeric columns: pool ``bins``, taken off the top,
+   Laplace, pure :math:`\varepsilon_{bins}` (:mod:`.discretize`).
+2. Lines 3-9, features S (section 5.2): causal :math:`S = Pa(Y)` or graphical
+   :math:`S = MB(Y)` at no cost; predictive: greedy top-k exponential mechanism on
+   :math:`I(X_j; Y)`, pool ``sel``, pure :math:`\varepsilon_{sel}` (:mod:`.selection`).
+3. Noisy :math:`I(X_j; Y)` (for MI task weights) and :math:`I(X_j; X_{j'} \mid Y)` (for the
+   3-way marginals; Theorem 6.1's "Step 2"), one Laplace vector release, pool ``mi``, pure
+   :math:`\varepsilon_{mi}`; its :math:`\ell_1` sensitivity is the sum of the coordinates' bounds
    (:math:`\Delta_I(n)` per MI, :math:`2\Delta_I(n)` per CMI, :mod:`.selection`).
-3. Background spanning tree (PGM backend), exponential mechanism on :math:`I(X_i; X_j)`,
-   a third of pool ``bg``, pure.
-4. Measurement (section 5.5): every workload marginal as a probability vector with Gaussian
-   noise (L2 sensitivity :math:`\sqrt2/n`), budgets from Theorem 6.3 within the ``task`` pool
-   and within the rest of the ``bg`` pool, :math:`\delta` split evenly over these queries.
-5. Synthesis by Private-PGM or naive Bayes: post-processing.
+4. Line 10, workload :math:`\mathcal W = \mathcal W_{task} \cup \mathcal W_{bg}` (section 5.3): task
+   marginals :math:`(X_S, Y)`, admitted 3-way marginals, and a background spanning tree (PGM
+   backend) chosen by the exponential mechanism on :math:`I(X_i; X_j)` with a third of pool
+   ``bg``, pure (:mod:`.workload`).
+5. Lines 11-12, allocation and measurement (sections 5.4-5.5, 6.5): budgets from Theorem 6.3
+   within the ``task`` pool and within the rest of the ``bg`` pool, :math:`\delta` split evenly
+   over these queries; every marginal as a probability vector with Gaussian noise (L2
+   sensitivity :math:`\sqrt2/n`, :mod:`.measure`).
+6. Lines 13-14: fit Private-PGM or naive Bayes to the noisy marginals and sample
+   (:meth:`PRISM.sample`): post-processing.
 
-End to end (Theorem 6.1): :math:`(\sum \varepsilon, \sum \delta)`-DP by basic composition;
-the release also reports the zCDP sum and its conversion (``release_.report()``).
+End to end (Theorem 6.1): :math:`(\varepsilon_{sel} + \varepsilon_{mi} + \sum_q \varepsilon_q,
+\sum_q \delta_q)`-DP by basic composition; the release also reports the zCDP sum and its
+conversion (``release_.report()``). :attr:`PRISM.privacy_statement` states exactly the report's
+``epsilon`` and ``delta``, global, replace-one, with the column domains read from the data
+named as assumed public.
 
 Deviations from the paper, each argued where it lives: the selection score is mutual
 information with PrivBayes' bound, not the clipped chi-square (whose sensitivity is not
@@ -532,8 +541,13 @@ class PRISM:
     @property
     def privacy_statement(self) -> PrivacyStatement:
         """Global (epsilon, delta)-DP of the whole release under replace-one neighbours
-        (Theorem 6.1: basic composition of every step, or zCDP converted once)."""
-        return prism_statement("prism", self.privacy_report())
+        (Theorem 6.1: basic composition of every step, or zCDP converted once); equal to
+        ``privacy_report()["epsilon"]`` and ``["delta"]``."""
+        rel = self._fitted()
+        extra = ()
+        if isinstance(self.task_weights, Mapping):
+            extra = ("the task weights given as a mapping are public (not computed from the data)",)
+        return prism_statement("prism", self.privacy_report(), rel.encoding, extra)
 
 
 def _choice(value: object, name: str, options: tuple[str, ...]) -> None:

@@ -17,7 +17,9 @@ columns compose to the sum (basic composition). Ties collapse, so heavy atoms (e
 gain of 0) become their own bin.
 
 Decoding: a categorical code maps to its level; a bin code to a uniform draw inside the bin
-(an integer draw for integer columns), so synthetic values have the original type.
+(an integer draw for integer columns); each column is then cast back to the dtype it had in the
+confidential frame (``ColumnCoding.dtype``: int32 stays int32, bool stays bool, a pandas
+categorical keeps its categories), so synthetic frames go wherever the input frame would.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive, check_positive_int
+from pseudopost.models.columns import ColumnInfo, decode_column
 from pseudopost.privacy.noise import laplace_noise
 
 __all__ = ["ColumnCoding", "Encoding", "dp_quantile_edges", "fit_encoding"]
@@ -40,7 +43,8 @@ _MAX_UNIT_CELLS = 512
 
 @dataclass(frozen=True)
 class ColumnCoding:
-    """How one column maps to integer codes: categorical levels or bin edges."""
+    """How one column maps to integer codes: categorical levels or bin edges; ``dtype`` is the
+    column's dtype in the confidential frame (``None``: the decoded values' own)."""
 
     name: str
     kind: str  # "categorical" or "binned"
@@ -48,6 +52,7 @@ class ColumnCoding:
     edges: tuple[float, ...] = ()
     integer: bool = False
     source: str = "public"
+    dtype: object = None
 
     @property
     def size(self) -> int:
@@ -69,19 +74,26 @@ class ColumnCoding:
         inner = np.asarray(self.edges[1:-1], dtype=float)
         return np.searchsorted(inner, x, side="right").astype(np.int64)
 
-    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        """Values for ``codes``: the level, or a uniform draw inside the bin."""
+    def decode(self, codes: np.ndarray, rng: np.random.Generator) -> pd.Series:
+        """Values for ``codes``: the level, or a uniform draw inside the bin, as a Series in
+        ``dtype`` (or, for a coding without one, in the decoded values' own dtype)."""
         codes = np.asarray(codes, dtype=np.int64)
+        index = pd.RangeIndex(codes.size)
         if self.kind == "categorical":
-            dtype = object if _is_object(self.levels) else None
-            return np.asarray(self.levels, dtype=dtype)[codes]
+            if self.dtype is None:
+                dtype = object if _is_object(self.levels) else None
+                return pd.Series(np.asarray(self.levels, dtype=dtype)[codes], index=index)
+            info = ColumnInfo("categorical", self.dtype, tuple(self.levels))
+            return decode_column(codes, info, index)
         e = np.asarray(self.edges, dtype=float)
         lo, hi = e[codes], e[codes + 1]
         if self.integer:
-            return rng.integers(np.ceil(lo), np.maximum(np.ceil(hi), np.ceil(lo) + 1)).astype(
-                np.int64
-            )
-        return lo + (hi - lo) * rng.random(codes.size)
+            values = rng.integers(np.ceil(lo), np.maximum(np.ceil(hi), np.ceil(lo) + 1))
+            info = ColumnInfo("integer", np.dtype(np.int64) if self.dtype is None else self.dtype)
+        else:
+            values = lo + (hi - lo) * rng.random(codes.size)
+            info = ColumnInfo("continuous", np.dtype(float) if self.dtype is None else self.dtype)
+        return decode_column(values, info, index)
 
 
 def _is_object(levels: tuple) -> bool:
@@ -187,12 +199,26 @@ def fit_encoding(
         )
     if dp_cols and epsilon is None:
         raise ValueError("DP bins need a budget share; got epsilon=None.")
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"Unknown column(s) {missing} in 'frame'; available columns are {list(frame.columns)}."
+        )
+    for c in columns:  # every check before any noise is drawn
+        s = frame[c]
+        if s.isna().any():
+            raise ValueError(f"Column '{c}' has missing values; fill or drop them before release.")
+        if c in bins and not (
+            pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+        ):
+            raise TypeError(
+                f"Column '{c}' has bins, so it must be numeric; got dtype {s.dtype}. Give it a "
+                "categorical domain instead, or convert it to numbers."
+            )
     rng = as_generator(seed)
     coded = []
     for c in columns:
         s = frame[c]
-        if s.isna().any():
-            raise ValueError(f"Column '{c}' has missing values; fill or drop them before release.")
         integer = pd.api.types.is_integer_dtype(s)
         if c in dp_cols:
             edges = dp_quantile_edges(
@@ -203,14 +229,18 @@ def fit_encoding(
                 integer=integer,
                 seed=rng.spawn(1)[0],
             )
-            coded.append(ColumnCoding(c, "binned", edges=edges, integer=integer, source="dp"))
+            coded.append(
+                ColumnCoding(c, "binned", edges=edges, integer=integer, source="dp", dtype=s.dtype)
+            )
         elif c in bins:
             edges = np.asarray(bins[c], dtype=float)
             if edges.ndim != 1 or edges.size < 2 or not np.all(np.diff(edges) > 0):
                 raise ValueError(
                     f"The bins for column '{c}' must be >= 2 increasing edges. Got {bins[c]!r}."
                 )
-            coded.append(ColumnCoding(c, "binned", edges=tuple(edges), integer=integer))
+            coded.append(
+                ColumnCoding(c, "binned", edges=tuple(edges), integer=integer, dtype=s.dtype)
+            )
         else:
             levels = tuple(domain[c]) if c in domain else tuple(pd.unique(s.sort_values()))
             if len(levels) > max_levels:
@@ -219,5 +249,5 @@ def fit_encoding(
                     "give it bins (public edges or a DP bin count with bounds)."
                 )
             src = "public" if c in domain else "data (assumed public)"
-            coded.append(ColumnCoding(c, "categorical", levels=levels, source=src))
+            coded.append(ColumnCoding(c, "categorical", levels=levels, source=src, dtype=s.dtype))
     return Encoding(tuple(coded)), dp_cols

@@ -36,6 +36,7 @@ import pandas as pd
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import (
     check_frame,
+    check_in_interval,
     check_positive,
     check_positive_int,
     check_probability,
@@ -76,7 +77,9 @@ class MST:
         self.epsilon = check_positive(epsilon, "epsilon")
         self.delta = None if delta is None else check_probability(delta, "delta")
         self.bins, self.bounds, self.domain = bins, bounds, domain
-        self.bins_fraction = check_positive(bins_fraction, "bins_fraction")
+        self.bins_fraction = check_in_interval(
+            bins_fraction, "bins_fraction", 0.0, 1.0, closed="neither"
+        )
         self.iters = check_positive_int(iters, "iters")
         self.tol = None if tol is None else check_positive(tol, "tol")
         self.seed = seed
@@ -155,17 +158,25 @@ class MST:
         self._sample_rng = rng.spawn(1)[0]
         return self
 
+    def _fitted(self) -> None:
+        if not hasattr(self, "ledger_"):
+            raise RuntimeError("This MST instance is not fitted yet; call fit(frame) first.")
+
     def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
-        """``n`` synthetic records (post-processing)."""
+        """``n`` synthetic records in the frame's columns and dtypes (post-processing)."""
+        self._fitted()
+        n = check_positive_int(n, "n")
         rng = as_generator(self._sample_rng.spawn(1)[0] if seed is None else seed)
         codes = self.model_.sample(n, rng.spawn(1)[0])
         return self.encoding_.decode(codes, rng.spawn(1)[0])[list(self.columns_)]
 
     @property
     def privacy_statement(self) -> PrivacyStatement:
-        """Global (epsilon, delta)-DP of the whole release under replace-one neighbours."""
-        return prism_statement("mst", self.privacy_report())
+        """Global (epsilon, delta)-DP of the whole release under replace-one neighbours (zCDP of
+        every step, converted once); equal to ``privacy_report()["epsilon"]`` and ``["delta"]``."""
+        return prism_statement("mst", self.privacy_report(), self.encoding_)
 
     def privacy_report(self) -> dict[str, object]:
         """Both accountings of the MST release."""
+        self._fitted()
         return {"mechanism": "MST", **self.ledger_.summary()}

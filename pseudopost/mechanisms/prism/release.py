@@ -25,9 +25,17 @@ from pseudopost.privacy.statement import REPLACE_ONE, PrivacyStatement
 __all__ = ["PRISMRelease", "prism_statement"]
 
 
-def prism_statement(mechanism: str, report: dict[str, Any]) -> PrivacyStatement:
+def prism_statement(
+    mechanism: str,
+    report: dict[str, Any],
+    encoding: Encoding,
+    extra: tuple[str, ...] = (),
+) -> PrivacyStatement:
     """The :class:`~pseudopost.privacy.PrivacyStatement` of a marginal release from its privacy
-    report: global (epsilon, delta) for the whole release, replace-one (PRISM section 3.2)."""
+    report: global (epsilon, delta) for the whole release (exactly the report's ``epsilon`` and
+    ``delta``), replace-one neighbours (PRISM section 3.2), with the column domains that were
+    read from the data named as assumed public."""
+    read = [c.name for c in encoding.columns if c.source.startswith("data")]
     return PrivacyStatement(
         mechanism=mechanism,
         epsilon=float(report["epsilon"]),
@@ -35,8 +43,14 @@ def prism_statement(mechanism: str, report: dict[str, Any]) -> PrivacyStatement:
         neighbouring=REPLACE_ONE,
         scope="global",
         unit="release",
-        assumptions=("n is public", "the column domains are public"),
-        source="PRISM (Asiaee et al.), Theorem 6.1",
+        assumptions=(
+            "n is public",
+            "the column domains (levels, bin edges, DP-bin bounds) are public"
+            + (f"; the levels of {read} were read from the data" if read else ""),
+            *extra,
+        ),
+        source="PRISM (Asiaee et al.), Theorem 6.1 (basic composition; zCDP, Bun & Steinke "
+        "2016, Prop. 1.3, when accounting='zcdp')",
     )
 
 

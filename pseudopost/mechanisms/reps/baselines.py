@@ -10,13 +10,22 @@ r"""Baselines and ablations of the REPS paper (section 7.3), on the same naive B
 ``hard_removal``       :class:`HardRemoval`: weight 0 (the null record) above the threshold.
 =====================  ==========================================================================
 
-Privacy of the ablations. Neighbouring relation as in REPS (null-record replacement, public
-:math:`n`). A shuffle is a data-independent permutation of weights, and hard removal is the
-weight map :math:`w = 1[\hat s \le t]`; both keep :math:`w_i \in [0, 1]`, so Lemma 1 and
-Theorem 1 apply unchanged. Hard removal here keeps :math:`n` and the noise of the matched split
-(a removed record is replaced by :math:`\perp`), rather than re-normalising by the data-dependent
-number of remaining records. For the shuffle, record :math:`i`'s weight is no longer a function
-of record :math:`i` alone, so its per-instance figures use the global bound.
+Privacy (:attr:`privacy_statement` of each). Neighbouring relation as in REPS (one record
+replaced by the null record, public :math:`n`); every DP method reports Theorem 1's
+:math:`(\varepsilon_s + \varepsilon_t, \delta_s + \delta_t)` as ``epsilon_``/``delta_``.
+
+* ``dp_uniform``, ``dp_uniform_split``: :math:`w_i = 1`, Stage 2 alone (or with the unspent
+  scoring share): global.
+* ``hard_removal``: the weight map :math:`w_i = 1[\hat s_i \le t]` with a DP threshold is a
+  function of record :math:`i` and DP releases, so Lemma 1 and Theorem 1 hold: global. It keeps
+  :math:`n` and the noise of the matched split (a removed record is replaced by :math:`\perp`)
+  rather than re-normalising by the data-dependent number of remaining records.
+* ``random_downweight``: record :math:`i` gets the weight :math:`g(\hat s_{\pi(i)})` of another
+  record. Replacing record :math:`k` by :math:`\perp` then also changes the weight of record
+  :math:`\pi^{-1}(k)`, so Lemma 1 does not hold (the Stage-2 influence can reach :math:`2C/n`).
+  The figures hold for the weights taken as fixed: the statement is "global given the
+  weights", and the per-instance figures are the global Stage-2 bound.
+* ``non_private``: no noise and no clipping, no guarantee; its ``privacy_statement`` raises.
 """
 
 from __future__ import annotations
@@ -27,13 +36,19 @@ import numpy as np
 import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator, spawn_seeds
-from pseudopost._validation import check_frame, check_positive, check_positive_int
-from pseudopost.mechanisms.reps.core import REPS, split_feature_types
+from pseudopost._validation import check_frame, check_positive
+from pseudopost.mechanisms.reps.core import (
+    REPS,
+    next_sample_seed,
+    records_argument,
+    split_feature_types,
+)
 from pseudopost.mechanisms.reps.gaussian_nb import (
     NaiveBayesParameters,
     NaiveBayesSchema,
     weighted_clipped_mean,
 )
+from pseudopost.privacy.statement import PrivacyStatement
 
 __all__ = [
     "METHODS",
@@ -54,7 +69,13 @@ METHODS = (
 
 
 class RandomDownweighting(REPS):
-    """Ablation: REPS's weights, randomly permuted across records (tests targeting)."""
+    """Ablation: REPS's weights, randomly permuted across records (tests targeting).
+
+    Its privacy statement is "global given the weights" (module docstring): a shuffled weight
+    depends on another record's score, which Lemma 1 does not cover.
+    """
+
+    _statement_name = "reps/random_downweight"
 
     def _adjust_weights(
         self, weights: np.ndarray, scores: np.ndarray | None, threshold: float, seed: int
@@ -69,9 +90,20 @@ class RandomDownweighting(REPS):
         self.per_instance_epsilon_ = budget.epsilon_s + self.per_instance_epsilon_synthesis_
         return self
 
+    def _weights_scope(self) -> tuple[str, tuple[str, ...]]:
+        _, notes = super()._weights_scope()
+        return "global given the weights", (
+            *notes,
+            "the weights are treated as fixed: a shuffled weight is another record's, so "
+            "replacing one record can move two records' contributions (Lemma 1 does not hold; "
+            "the Stage-2 influence can reach 2C/n)",
+        )
+
 
 class HardRemoval(REPS):
     """Ablation: records scoring above the threshold are replaced by the null record (w = 0)."""
+
+    _statement_name = "reps/hard_removal"
 
     def _adjust_weights(
         self, weights: np.ndarray, scores: np.ndarray | None, threshold: float, seed: int
@@ -80,7 +112,10 @@ class HardRemoval(REPS):
 
 
 class NonPrivateNaiveBayes:
-    """The naive Bayes synthesizer without noise or clipping (utility ceiling; no privacy)."""
+    """The naive Bayes synthesizer without noise or clipping (utility ceiling; no privacy).
+
+    It carries no privacy guarantee: :attr:`privacy_statement` raises ``RuntimeError``.
+    """
 
     def __init__(self, seed: SeedLike = None) -> None:
         self.seed = seed
@@ -99,13 +134,30 @@ class NonPrivateNaiveBayes:
         u, y = schema.encode(frame)
         stats = weighted_clipped_mean(u, y, np.ones(len(frame)), np.inf, len(schema.classes))
         self.model_ = NaiveBayesParameters.from_statistics(stats, schema)
+        self._sample_calls = 0
         return self
 
-    def sample(self, m: int, seed: SeedLike = None) -> pd.DataFrame:
+    def sample(
+        self, n: int | None = None, seed: SeedLike = None, *, m: int | None = None
+    ) -> pd.DataFrame:
+        """``n`` records from the fitted model (``m`` is a deprecated alias of ``n``); without a
+        seed, successive calls continue the ``seed`` stream as :meth:`REPS.sample` does."""
         if not hasattr(self, "model_"):
             raise RuntimeError("This NonPrivateNaiveBayes instance is not fitted yet.")
-        seed = spawn_seeds(self.seed, 1)[0] if seed is None else seed
-        return self.model_.sample(check_positive_int(m, "m"), seed)
+        n = records_argument(n, m, "NonPrivateNaiveBayes.sample")
+        if seed is None:
+            seed = next_sample_seed(spawn_seeds(self.seed, 1)[0], self._sample_calls)
+            self._sample_calls += 1
+        return self.model_.sample(n, seed)
+
+    @property
+    def privacy_statement(self) -> PrivacyStatement:
+        """Always raises: the non-private baseline has no privacy guarantee to state."""
+        raise RuntimeError(
+            "NonPrivateNaiveBayes (the 'non_private' baseline) fits the naive Bayes model to the "
+            "raw statistics, with no noise and no clipping: it carries no privacy guarantee and "
+            "has no privacy statement."
+        )
 
 
 def make_method(

@@ -1,33 +1,54 @@
 r"""REPS: risk-equalized private synthesis by a one-shot Gaussian release (Asiaee et al., Alg. 1).
 
-Algorithm 1, instantiation A (sections 5.1-5.3, appendix B):
+Algorithm 1 (instantiation A, sections 5.1-5.3 and appendix B), as :meth:`REPS.fit` runs it.
+Require: data :math:`D = (z_1, \dots, z_n)`, budget :math:`(\varepsilon, \delta)` split into
+:math:`(\varepsilon_s, \delta_s) = (0.1\varepsilon, \delta/2)` and
+:math:`(\varepsilon_t, \delta_t) = (0.9\varepsilon, \delta/2)` (appendix B.2; ``delta=None`` is
+:math:`1/n^2`, section 7.4), weight map :math:`g`, clip :math:`C`.
 
-1. Stage 1, budget :math:`(\varepsilon_s, \delta_s)`: release noisy histograms of every feature
-   (:func:`pseudopost.risk.rarity.release_histograms`, L2 sensitivity :math:`\sqrt d`) and score
-   each record, :math:`\hat s_i = -\sum_j \log\max(\tilde p_{j,\mathrm{bin}}, p_{\min})`.
-2. Stage 1.5, no budget: weights :math:`w_i = g(\hat s_i)` (:mod:`pseudopost.risk.weight_maps`).
-3. Stage 2, budget :math:`(\varepsilon_t, \delta_t)`: release
-   :math:`\tilde f = f_w(D) + N(0, \sigma^2 I)`, :math:`f_w(D) = \frac1n\sum_i w_i\,
-   \mathrm{clip}(\phi(z_i), C)` (eq. 2) with :math:`\sigma` calibrated to the global
-   sensitivity :math:`C/n` (Proposition 1), and fit the class-conditional Gaussian naive Bayes
-   of appendix B.3 (:mod:`pseudopost.mechanisms.reps.gaussian_nb`).
-4. Sample :math:`m` records (post-processing).
+1. Line 1, Stage 1, budget :math:`(\varepsilon_s, \delta_s)` (section 5.1): release every
+   feature's histogram in one Gaussian vector, L2 sensitivity :math:`\sqrt d`
+   (:func:`pseudopost.risk.rarity.release_histograms`), and score each record
 
-Privacy. Neighbouring relation: one record replaced by the null record :math:`\perp`,
-:math:`\phi(\perp) = 0`, :math:`n` public (section 3.1). Stage 1 is
-:math:`(\varepsilon_s,\delta_s)`-DP; for any fixed Stage-1 release, Stage 2 is
-:math:`(\varepsilon_t,\delta_t)`-DP because record :math:`i`'s influence is at most
-:math:`w_i C/n \le C/n` (Lemma 1), so the whole release is
+   .. math:: \hat s_i = -\sum_{j=1}^d \log\max(\tilde p_{j,\mathrm{bin}(x_{ij})}, p_{\min}).
+
+   With ``threshold="dp"`` (default) the threshold :math:`t` is a DP percentile of the scores
+   (:func:`pseudopost.risk.rarity.dp_quantile`, pure :math:`\kappa\varepsilon_s`), the
+   histograms getting :math:`(1-\kappa)\varepsilon_s` (basic composition inside Stage 1).
+2. Line 2, Stage 1.5, no budget (section 5.2): :math:`w_i = g(\hat s_i) \in [0, 1]`, hinge-exp
+   :math:`e^{-\gamma(\hat s_i - t)_+}`, cap :math:`\min(1, \tau/(\hat s_i + \tau))`, or the
+   targeted schedule of Proposition 1 (:mod:`pseudopost.risk.weight_maps`).
+3. Line 3, Stage 2, budget :math:`(\varepsilon_t, \delta_t)` (section 5.3): release
+
+   .. math:: \tilde f = f_w(D) + N(0, \sigma^2 I), \qquad
+             f_w(D) = \frac1n\sum_{i=1}^n w_i\,\mathrm{clip}(\phi(z_i), C)          \qquad (2)
+
+   with :math:`\sigma` calibrated to the global sensitivity :math:`C/n` (Proposition 1 (2)),
+   and fit the class-conditional Gaussian naive Bayes of appendix B.3 to :math:`\tilde f`
+   (:mod:`pseudopost.mechanisms.reps.gaussian_nb`; post-processing).
+4. Line 4: :meth:`REPS.sample` draws ``n`` synthetic records from the fitted model
+   (post-processing; any number of records and datasets cost nothing more).
+
+Privacy. Neighbouring relation: :math:`D \sim D^{(-i)}`, record :math:`i` replaced by the null
+record :math:`\perp` with :math:`\phi(\perp) = 0`, :math:`n` public (section 3.1; add/remove
+with a public size). Lemma 1: :math:`\|f_w(D) - f_w(D^{(-i)})\|_2 \le w_i C/n \le C/n` when
+:math:`w_i` depends only on record :math:`i` and DP releases, so Stage 2 is
+:math:`(\varepsilon_t, \delta_t)`-DP for any such weights and the whole release is
 :math:`(\varepsilon_s+\varepsilon_t, \delta_s+\delta_t)`-DP (Theorem 1). Record :math:`i`'s
 per-instance bound is :math:`\varepsilon_s + \frac{w_i C}{n\sigma}\sqrt{2\ln(1.25/\delta_t)}`
-(Corollaries 1-2). Lemma 1 needs :math:`w_i` to depend only on record :math:`i` and DP
-releases: with ``threshold="dp"`` (default) the hinge threshold is a DP percentile of the
-scores (:func:`pseudopost.risk.rarity.dp_quantile`, pure :math:`\kappa\varepsilon_s`-DP, the
-histograms getting :math:`(1-\kappa)\varepsilon_s`, basic composition inside Stage 1);
-``threshold="empirical"`` takes the raw percentile of the training scores as the paper's
-experiments do, which the accounting does not cover. The accounting also takes the
-standardisation and categorical levels as public (pass ``scaling`` and ``categories``;
-otherwise they are read from the data, as in the paper).
+(Corollaries 1-2). :attr:`REPS.privacy_statement` says which of these hold:
+
+* ``threshold="dp"`` or a public number: global, as above;
+* ``threshold="empirical"`` (the raw percentile of the training scores, as in the paper's
+  experiments): :math:`t`, hence every :math:`w_i`, depends on all records, so Lemma 1 does
+  not cover the weighting and the statement is "global given the weights";
+* the standardisation and categorical levels are taken as public: pass ``scaling`` and
+  ``categories``, otherwise they are read from the data (as in the paper) and the statement
+  names them as an assumption;
+* ``calibration="classic"`` is Dwork & Roth's Theorem A.1 formula, proven for
+  :math:`\varepsilon < 1`; :meth:`REPS.fit` checks it against the exact Gaussian curve
+  (Balle & Wang 2018) and refuses a stage where the formula does not deliver its
+  :math:`(\varepsilon, \delta)`.
 
 What is published: :attr:`REPS.release_` (noisy histograms, noisy statistics, fitted model,
 budgets) and samples. The per-record ``weights_``, ``scores_`` and ``per_instance_epsilon_`` are
@@ -36,6 +57,7 @@ functions of the confidential data: diagnostics for the data holder, not for rel
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -57,7 +79,7 @@ from pseudopost.mechanisms.reps.gaussian_nb import (
     NaiveBayesSchema,
     weighted_clipped_mean,
 )
-from pseudopost.privacy.noise import Backend, gaussian_noise
+from pseudopost.privacy.noise import Backend, check_classic_gaussian, gaussian_noise
 from pseudopost.privacy.reps_accounting import (
     BudgetSplit,
     compose,
@@ -79,6 +101,8 @@ from pseudopost.risk.weight_maps import (
 __all__ = [
     "REPS",
     "RepsRelease",
+    "next_sample_seed",
+    "records_argument",
     "release_weighted_statistics",
     "split_feature_types",
     "weighted_statistics",
@@ -135,6 +159,38 @@ class RepsRelease:
     calibration: str
     backend: str
     model: NaiveBayesParameters
+
+    def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
+        """``n`` synthetic records from the released model, in the training frame's columns and
+        dtypes (post-processing: costs no budget)."""
+        return self.model.sample(check_positive_int(n, "n"), seed)
+
+
+def records_argument(n: int | None, m: int | None, owner: str) -> int:
+    """The number of records a sampler was asked for: ``n``, or the deprecated alias ``m``.
+
+    In pseudopost ``m`` counts synthetic *datasets*; a sampler of records takes ``n``. ``m=``
+    still works for one version, with a :class:`DeprecationWarning`.
+    """
+    if m is not None:
+        if n is not None:
+            raise TypeError(f"{owner}() got both 'n' and the deprecated 'm'; pass n only.")
+        warnings.warn(
+            f"{owner}(m=...) is deprecated: in pseudopost 'm' counts synthetic datasets; pass "
+            "the number of records as n=... (the alias is removed in the next version).",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        n = m
+    if n is None:
+        raise TypeError(f"{owner}() needs 'n', the number of records to draw.")
+    return check_positive_int(n, "n")
+
+
+def next_sample_seed(sample_seed: int, calls: int) -> int | np.random.SeedSequence:
+    """The seed of the ``calls``-th draw without a seed: the sample seed itself first, then
+    ``SeedSequence((sample_seed, calls))``, independent streams for successive datasets."""
+    return sample_seed if calls == 0 else np.random.SeedSequence((sample_seed, calls))
 
 
 def weighted_statistics(frame, schema: NaiveBayesSchema, weights, clip: float) -> np.ndarray:
@@ -261,7 +317,11 @@ class REPS:
     >>> reps = REPS(epsilon=4.0, seed=0).fit(task.frame, label="y")
     >>> reps.sample(5).shape
     (5, 10)
+    >>> reps.privacy_statement.epsilon == reps.epsilon_
+    True
     """
+
+    _statement_name = "reps"
 
     def __init__(
         self,
@@ -359,8 +419,10 @@ class REPS:
             self.scoring_share,
         )  # fmt: skip
         clip = self.clip if self.clip is not None else schema.max_norm
+        self._check_calibration(budget)
         sigma = synthesis_sigma(n, clip, budget.epsilon_t, budget.delta_t, self.calibration)
         s_rarity, s_quant, s_adjust, s_noise, self._sample_seed = spawn_seeds(self.seed, 5)
+        self._sample_calls = 0
 
         # Stage 1: DP rarity scores (section 5.1)
         rarity, scores, t, eps_q = None, None, float("nan"), 0.0
@@ -403,6 +465,16 @@ class REPS:
         self.per_instance_epsilon_ = end_to_end_epsilon(budget.epsilon_s, eps_t_i)
         return self
 
+    def _check_calibration(self, budget: BudgetSplit) -> None:
+        """Every classic Gaussian step meets its (epsilon, delta) on the exact curve."""
+        if self.weight_map != "uniform":  # Stage-1 histograms: classic, as in the paper
+            share = self.quantile_share if self.threshold == "dp" else 0.0
+            check_classic_gaussian(
+                (1 - share) * budget.epsilon_s, budget.delta_s, "the Stage-1 histograms"
+            )
+        if self.calibration == "classic":
+            check_classic_gaussian(budget.epsilon_t, budget.delta_t, "Stage 2")
+
     def _threshold(
         self, rarity: HistogramRarity, scores: np.ndarray, epsilon: float, seed: int
     ) -> float:
@@ -442,32 +514,89 @@ class REPS:
         """Hook for the ablations of section 7.3 (identity for REPS itself)."""
         return weights
 
+    def _fitted(self) -> RepsRelease:
+        if not hasattr(self, "release_"):
+            raise RuntimeError(
+                f"This {type(self).__name__} instance is not fitted yet; call fit() first."
+            )
+        return self.release_
+
     @property
     def privacy_statement(self) -> PrivacyStatement:
-        """The release's guarantee: global :math:`(\\varepsilon_s + \\varepsilon_t, \\delta_s +
-        \\delta_t)`-DP (Theorem 1) under replacement of one record by the null record, for the
-        whole release (every sample is post-processing)."""
-        if not hasattr(self, "release_"):
-            raise RuntimeError("This REPS instance is not fitted yet; call fit() first.")
+        r"""The release's guarantee: :math:`(\varepsilon_s + \varepsilon_t, \delta_s +
+        \delta_t)` (Theorem 1, equal to ``epsilon_`` and ``delta_``) under replacement of one
+        record by the null record, for the whole release (every sample is post-processing).
+
+        Global when every weight depends on its own record and DP releases only (Lemma 1);
+        "global given the weights" when the threshold is the raw training percentile
+        (``threshold="empirical"``). The assumptions name what is taken as public.
+        """
+        rel = self._fitted()
+        scope, weights_note = self._weights_scope()
         return PrivacyStatement(
-            mechanism="reps",
+            mechanism=self._statement_name,
             epsilon=self.epsilon_,
             delta=self.delta_,
             neighbouring=REPLACE_WITH_NULL,
-            scope="global",
+            scope=scope,
             unit="release",
             assumptions=(
                 "n is public",
-                "feature scaling and categorical levels are public (given, or read from the "
-                "data and declared public)",
+                *self._public_schema(rel.schema),
+                *weights_note,
+                *(
+                    ()
+                    if self.noise_backend == "opendp"
+                    else (
+                        "exact Gaussian noise (NumPy's floating-point sampler is not hardened "
+                        "against floating-point attacks; noise_backend='opendp' is)",
+                    )
+                ),
             ),
-            source="REPS (Asiaee et al.), Theorem 1 and Corollary 2",
+            source="REPS (Asiaee et al.), Algorithm 1; Theorem 1, Lemma 1, Proposition 1",
         )
 
+    def _weights_scope(self) -> tuple[str, tuple[str, ...]]:
+        """(scope, assumptions) of the weighting step (Lemma 1's condition)."""
+        if self.weight_map == "uniform":
+            return "global", ()
+        if self.threshold == "empirical":
+            return "global given the weights", (
+                "the weights are treated as fixed: threshold='empirical' is the raw percentile of "
+                "the training scores, so each w_i depends on every record and Lemma 1 does not "
+                "cover the weighting",
+            )
+        if self.threshold == "dp":
+            return "global", ()
+        return "global", (f"the threshold t = {float(self.threshold):g} is public",)
+
+    def _public_schema(self, schema: NaiveBayesSchema) -> tuple[str, ...]:
+        """What the encoding takes as public and where it came from."""
+        out = []
+        given = set(self.scaling or ())
+        read = [c for c in schema.numeric if c not in given]
+        if read:
+            out.append(f"the standardisation (mean, sd) of {read} read from the data is public")
+        given = set(self.categories or ())
+        read = [c for c in (schema.label, *schema.categorical) if c not in given]
+        if read:
+            out.append(f"the classes/levels of {read} read from the data are public")
+        return tuple(out)
+
     # ------------------------------------------------------------------ sample
-    def sample(self, m: int, seed: SeedLike = None) -> pd.DataFrame:
-        """Draw ``m`` synthetic records from the released model (post-processing)."""
-        if not hasattr(self, "release_"):
-            raise RuntimeError("This REPS instance is not fitted yet; call fit() first.")
-        m = check_positive_int(m, "m")
-        return self.release_.model.sample(m, self._sample_seed if seed is None else seed)
+    def sample(
+        self, n: int | None = None, seed: SeedLike = None, *, m: int | None = None
+    ) -> pd.DataFrame:
+        """Draw ``n`` synthetic records from the released model (post-processing).
+
+        Columns and dtypes are those of the training frame. ``seed=None`` continues the fit
+        seed's stream: the k-th call without a seed draws from ``(sample seed, k)``, so the same
+        fit seed gives the same sequence of datasets and successive calls differ. ``m`` is a
+        deprecated alias of ``n`` (in pseudopost ``m`` counts datasets).
+        """
+        rel = self._fitted()
+        n = records_argument(n, m, f"{type(self).__name__}.sample")
+        if seed is None:
+            seed = next_sample_seed(self._sample_seed, self._sample_calls)
+            self._sample_calls += 1
+        return rel.sample(n, seed)

@@ -23,6 +23,11 @@ is part of :math:`u`, clipping rescales a record's whole contribution and every 
 Fitting the naive Bayes model is post-processing of the noisy vector: label and categorical
 frequencies are clamped at 0 and normalised, means are divided by the noisy count, variances are
 :math:`E[\tilde x^2] - E[\tilde x]^2` floored at ``var_floor``.
+
+Sampling (post-processing) draws the label from the class frequencies, then each feature given
+the label, and hands every column back in the dtype it had in the training frame (labels and
+levels as the original values, integer columns rounded and kept in their integer type, so the
+output goes through the package's evaluation functions like the input would).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_columns, check_finite_numeric, check_frame, check_positive
+from pseudopost.models.columns import ColumnInfo, decode_column
 from pseudopost.risk.rarity import resolve_levels, resolve_scaling
 
 __all__ = [
@@ -47,7 +53,12 @@ __all__ = [
 
 @dataclass(frozen=True)
 class NaiveBayesSchema:
-    """Columns, label classes, levels and standardisation: all that encoding and decoding need."""
+    """Columns, label classes, levels and standardisation: all that encoding and decoding need.
+
+    ``levels`` are the categorical levels as strings (how records are encoded);
+    ``level_values`` the value each level stands for in the training frame, and ``dtypes`` the
+    dtype of each of ``columns``, so that samples come back in the input's types.
+    """
 
     label: str
     classes: tuple
@@ -59,6 +70,8 @@ class NaiveBayesSchema:
     integer: tuple[bool, ...]
     columns: tuple[str, ...]
     bound: float = 3.0
+    dtypes: tuple = ()
+    level_values: tuple[tuple, ...] = ()
 
     @classmethod
     def from_frame(
@@ -76,6 +89,8 @@ class NaiveBayesSchema:
         check_frame(frame, "frame")
         numeric, categorical = tuple(numeric), tuple(categorical)
         check_columns(frame, (label, *numeric, *categorical), "frame")
+        for c in (label, *numeric, *categorical):
+            _check_dtype(frame[c], c)
         if frame[label].isna().any():
             raise ValueError(f"The label column '{label}' has missing values.")
         classes = tuple(sorted(frame[label].unique(), key=str))
@@ -89,8 +104,28 @@ class NaiveBayesSchema:
         levels = resolve_levels(frame, categorical, categories)
         integer = tuple(frame[c].dtype.kind in "iu" for c in numeric)
         columns = tuple(c for c in frame.columns if c in {label, *numeric, *categorical})
+        values = tuple(
+            tuple(categories[c]) if categories is not None and c in categories
+            else _level_values(frame[c], lv)
+            for c, lv in zip(categorical, levels, strict=True)
+        )  # fmt: skip
         return cls(label, classes, numeric, categorical, levels, centre, scale, integer, columns,
-                   check_positive(bound, "bound"))  # fmt: skip
+                   check_positive(bound, "bound"), tuple(frame[c].dtype for c in columns),
+                   values)  # fmt: skip
+
+    def dtype_of(self, name: str) -> object:
+        """The training dtype of column ``name`` (object for labels and levels, int64 or float64
+        for numeric columns when the schema was built without ``dtypes``)."""
+        if self.dtypes:
+            return dict(zip(self.columns, self.dtypes, strict=True))[name]
+        if name in self.numeric:
+            return np.dtype(np.int64 if self.integer[self.numeric.index(name)] else np.float64)
+        return np.dtype(object)
+
+    def values_of(self, name: str) -> tuple:
+        """The value each level of categorical column ``name`` stands for."""
+        k = self.categorical.index(name)
+        return self.level_values[k] if self.level_values else self.levels[k]
 
     @property
     def width(self) -> int:
@@ -180,20 +215,51 @@ class NaiveBayesParameters:
         var = np.where(empty, 1.0, np.clip(m2 - m1**2, var_floor, b**2))
         return cls(schema, class_prob, tuple(cats), mean, var)
 
-    def sample(self, m: int, seed: SeedLike = None) -> pd.DataFrame:
-        """Draw ``m`` records: label, then each feature independently given the label."""
+    def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
+        """Draw ``n`` records: label, then each feature independently given the label; every
+        column in the dtype of the training frame (:meth:`NaiveBayesSchema.from_frame`)."""
         rng = as_generator(seed)
         s = self.schema
-        y = _categorical_draw(np.broadcast_to(self.class_prob, (m, self.class_prob.size)), rng)
-        out: dict[str, np.ndarray] = {s.label: np.asarray(s.classes, dtype=object)[y]}
-        for c, lv, prob in zip(s.categorical, s.levels, self.category_prob, strict=True):
-            out[c] = np.asarray(lv, dtype=object)[_categorical_draw(prob[y], rng)]
+        y = _categorical_draw(np.broadcast_to(self.class_prob, (n, self.class_prob.size)), rng)
+        codes = {s.label: y}
+        for c, prob in zip(s.categorical, self.category_prob, strict=True):
+            codes[c] = _categorical_draw(prob[y], rng)
         z = rng.normal(self.mean[y], np.sqrt(self.var[y]))
         z = np.clip(z, -s.bound, s.bound)
-        for j, c in enumerate(s.numeric):
-            x = s.centre[j] + s.scale[j] * z[:, j]
-            out[c] = np.round(x).astype(np.int64) if s.integer[j] else x
-        return pd.DataFrame({c: out[c] for c in s.columns})
+        x = {c: s.centre[j] + s.scale[j] * z[:, j] for j, c in enumerate(s.numeric)}
+        return pd.DataFrame({c: self._column(c, codes, x, n) for c in s.columns})
+
+    def _column(self, name: str, codes: dict, x: dict, n: int) -> pd.Series:
+        """One output column from its label/level codes or its values, in the input's dtype."""
+        s, index = self.schema, pd.RangeIndex(n)
+        dtype = s.dtype_of(name)
+        if name in codes:
+            values = s.classes if name == s.label else s.values_of(name)
+            return decode_column(codes[name], ColumnInfo("categorical", dtype, values), index)
+        if not s.integer[s.numeric.index(name)]:
+            return decode_column(x[name], ColumnInfo("continuous", dtype), index)
+        limits = np.iinfo(getattr(dtype, "numpy_dtype", dtype))  # stay in the integer type
+        v = np.clip(np.round(x[name]), limits.min, limits.max)
+        return decode_column(v, ColumnInfo("integer", dtype), index)
+
+
+def _check_dtype(series: pd.Series, name: str) -> None:
+    """Numeric, bool, string/object and categorical columns can be encoded; others cannot."""
+    kind = series.dtype.kind
+    if kind in "mMcV":  # timedelta, datetime, complex, raw bytes
+        raise TypeError(
+            f"Column '{name}' has dtype {series.dtype}, which REPS cannot encode; expected a "
+            "numeric, bool, string/object or categorical column. Convert it first (e.g. a "
+            "date to a number of days)."
+        )
+
+
+def _level_values(series: pd.Series, levels: tuple[str, ...]) -> tuple:
+    """The training value behind each string level (the first value with that string)."""
+    seen: dict[str, object] = {}
+    for v in pd.unique(series.to_numpy(dtype=object)):
+        seen.setdefault(str(v), v)
+    return tuple(seen.get(lv, lv) for lv in levels)
 
 
 def _normalise(counts: np.ndarray) -> np.ndarray:

@@ -6,13 +6,20 @@ import pytest
 from scipy import stats
 
 from pseudopost.evaluate import tstr_auroc
-from pseudopost.mechanisms.prism import PRISM, AllFeaturesUniform, CorrelationTopK, IndependenceOnly
+from pseudopost.mechanisms.prism import (
+    MST,
+    PRISM,
+    AllFeaturesUniform,
+    CorrelationTopK,
+    IndependenceOnly,
+)
 from pseudopost.mechanisms.prism.datasets import (
     SCM_DAG,
     allocation_wins,
     allocation_wins_weights,
     scm_spurious_shift,
 )
+from pseudopost.privacy.statement import REPLACE_ONE
 
 BINS = {"Z": 4}
 BOUNDS = {"Z": (0.0, 100.0)}
@@ -198,3 +205,34 @@ def test_noisy_weights_floor_and_normalisation():
     assert np.mean(w) == pytest.approx(1.0)
     assert min(w) / max(w) == pytest.approx(0.1 / (0.2 / 0.0625))
     assert noisy_weights([-1.0, -2.0]) == [1.0, 1.0]
+
+
+# --------------------------------------------------------------------------- statement
+def test_privacy_statement_names_what_it_assumes(small_frame):
+    p = _nb(parents=["A"], seed=0).fit(small_frame)
+    st, rep = p.privacy_statement, p.privacy_report()
+    assert (st.epsilon, st.delta) == (rep["epsilon"], rep["delta"])
+    assert (st.mechanism, st.neighbouring, st.scope) == ("prism", REPLACE_ONE, "global")
+    # A, C, N and Y had their levels read from the data; Z has public bins
+    assert any("['A', 'C', 'N', 'Y']" in a for a in st.assumptions)
+    w = _nb(parents=["A"], task_weights={"A": 1.0}, seed=0).fit(small_frame).privacy_statement
+    assert any("task weights" in a for a in w.assumptions)
+    public = _nb(
+        parents=["A"], domain={"A": [0, 1, 2], "C": ["no", "yes"], "N": [0, 1, 2, 3], "Y": [0, 1]}
+    ).fit(small_frame)
+    assert not any("read from the data" in a for a in public.privacy_statement.assumptions)
+    ind = IndependenceOnly(1.0, bins={"Z": [0, 50, 100]}, seed=0).fit(small_frame)
+    assert ind.privacy_statement.epsilon == ind.privacy_report()["epsilon"]
+
+
+def test_unfitted_baselines_and_bad_bins_share(small_frame):
+    for est in (IndependenceOnly(1.0), MST(1.0)):
+        with pytest.raises(RuntimeError, match="not fitted"):
+            est.sample(5)
+        with pytest.raises(RuntimeError, match="not fitted"):
+            _ = est.privacy_statement
+    for cls in (IndependenceOnly, MST):
+        with pytest.raises(ValueError, match=r"'bins_fraction'.*Got 1.5"):
+            cls(1.0, bins_fraction=1.5)
+    with pytest.raises(TypeError, match="Column 'C' has bins, so it must be numeric"):
+        PRISM(1.0, target="Y", parents=["A"], bins={"C": [0, 1]}).fit(small_frame)

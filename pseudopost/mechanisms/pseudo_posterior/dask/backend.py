@@ -14,14 +14,19 @@ threaded scheduler by default or on a ``distributed`` cluster (``client=``, or t
 5. accountant: :math:`\Delta_i = \alpha_i \max_m |f_{\theta_m}(x_i)|` stays a lazy Dask array;
    the per-draw maxima :math:`\max_i \alpha_i|f_{\theta_m}(x_i)|` (a vector of M numbers) give
    :math:`\varepsilon_x = 2\max_m\max_i = 2\max_i\Delta_i` (exact: a max does not round);
-6. synthesis by inversion from record-indexed uniforms, partition by partition, to a Dask
-   DataFrame or to Parquet (:meth:`DaskPseudoPosteriorResult.synthesize`).
+6. synthesis by inversion from record-indexed uniforms, partition by partition, to a lazy Dask
+   DataFrame (:meth:`DaskPseudoPosteriorResult.synthesize`) or to Parquet
+   (:meth:`DaskPseudoPosteriorResult.write_parquet`).
 
 Covered: ready models with sufficient statistics (normal, log-normal, Poisson), the
 unrestricted accountant, both risk normalisations, ``exclude_quantile``. Sensitive ranges,
 ``target_epsilon``, ``censor_epsilon``, ``reweight`` and fixed ``weights`` raise
-``NotImplementedError`` before any work (use the in-memory mechanism). ``"logistic"`` weights
-use Dask's mean and sd, equal to NumPy's up to rounding; everything else is bit-identical.
+``NotImplementedError`` before any work (use the in-memory mechanism). The weights, the
+accountant and the statistics are the in-memory functions applied block by block
+(:func:`pseudopost.risk.weights.weights_from_risk`,
+:func:`pseudopost.privacy.accountant.account_block`,
+:func:`pseudopost.fitting.sufficient.block_statistics`); ``"logistic"`` weights use Dask's mean
+and sd of the risk, equal to NumPy's up to rounding; everything else is bit-identical.
 
 Privacy: identical to the in-memory mechanism (local :math:`\varepsilon_x` of the weighted pseudo
 posterior, Savitsky, Williams & Hu 2022, range-restricted paper section 1.1; add/remove
@@ -55,13 +60,11 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from pseudopost._rng import SeedLike, as_generator
+from pseudopost._rng import SeedLike
 from pseudopost._streams import record_uniforms
-from pseudopost._validation import check_positive_int
 from pseudopost.fitting.cache import statistics_sampler
-from pseudopost.fitting.sampler import FitDiagnostics, interactive
-from pseudopost.fitting.sufficient import SufficientSampler, unsupported_reason
-from pseudopost.mechanisms.pseudo_posterior.core import pseudo_posterior_statement
+from pseudopost.fitting.sampler import Sampler
+from pseudopost.fitting.sufficient import statistics_data, unsupported_reason
 from pseudopost.mechanisms.pseudo_posterior.dask.kernels import kernel_for
 from pseudopost.mechanisms.pseudo_posterior.dask.passes import (
     abs_reduction,
@@ -70,10 +73,19 @@ from pseudopost.mechanisms.pseudo_posterior.dask.passes import (
     statistics,
 )
 from pseudopost.mechanisms.pseudo_posterior.dask.records import DaskRecords, load_records
+from pseudopost.mechanisms.pseudo_posterior.result import (
+    ResultBase,
+    fit_groups,
+    guarantee_text,
+    privacy_attrs,
+    weights_origin,
+)
+from pseudopost.mechanisms.pseudo_posterior.settings import FitSettings, diagnose, fit_seeds
 from pseudopost.models.base import Prepared, SynthModel, synthesis_stream
 from pseudopost.models.loglik import stack_draws
 from pseudopost.privacy.decomposition import Unrestricted
-from pseudopost.privacy.statement import PrivacyStatement
+from pseudopost.privacy.lipschitz import local_epsilon
+from pseudopost.risk.weights import RiskSummary
 
 __all__ = ["DaskPseudoPosteriorResult", "fit_dask"]
 
@@ -85,117 +97,93 @@ _UNSUPPORTED = {
 }
 
 
-@dataclass
-class DaskPseudoPosteriorResult:
-    """A pseudo posterior fitted over Dask records; mirrors
-    :class:`~pseudopost.PseudoPosteriorResult` where that makes sense.
+def _lazy(attr: str, name: str, doc: str) -> property:
+    """A per-record lazy :class:`xarray.DataArray` (dimension ``record``) over a Dask array."""
+    return property(
+        lambda self: xr.DataArray(getattr(self, attr), dims="record", name=name), doc=doc
+    )
 
-    ``epsilon``, ``unweighted_epsilon``, ``posterior``, ``datatree`` (posterior groups and the
-    privacy attributes, no per-record groups), ``diagnostics`` and ``timings`` are in memory;
-    ``lipschitz``, ``unweighted_lipschitz`` (= ``risk``) and ``alpha`` are lazy
+
+@dataclass
+class DaskPseudoPosteriorResult(ResultBase):
+    """A pseudo posterior fitted over Dask records: what every result reads from its DataTree
+    (:class:`~pseudopost.mechanisms.pseudo_posterior.result.ResultBase`: ``epsilon``,
+    ``unweighted_epsilon``, ``privacy_statement``, ``posterior``, ``summary``, synthesis, ...;
+    the tree holds the posterior groups and the privacy attributes, no per-record groups),
+    plus lazy per-record arrays.
+
+    ``lipschitz``, ``unweighted_lipschitz`` (= ``risk``), ``alpha`` and ``alpha_star`` are lazy
     :class:`xarray.DataArray` over Dask arrays (dimension ``record``): ``.compute()`` brings
     them into memory, ``.data`` is the Dask array (``.max().compute()`` reduces it, and
     ``dask.array.to_npy_stack(folder, result.lipschitz.data)`` writes it block by block).
-    Computing them reruns the kernel passes they need, on the active scheduler.
+    Computing them reruns the kernel passes they need, on the active scheduler. Synthetic
+    datasets are lazy Dask DataFrames (:meth:`synthesize`, :meth:`synthesize_datasets`) or
+    Parquet datasets written partition by partition (:meth:`write_parquet`).
     """
 
-    datatree: xr.DataTree
-    diagnostics: dict[str, FitDiagnostics]
-    timings: dict[str, float]
-    model: SynthModel
     records: DaskRecords = field(repr=False)
     _risk: da.Array = field(repr=False)
     _alpha: da.Array = field(repr=False)
     _lipschitz: da.Array = field(repr=False)
-    _kept: np.ndarray = field(repr=False)
     client: object = field(default=None, repr=False)
     _workdir: object = field(default=None, repr=False)  # keeps a temporary folder alive
 
-    @property
-    def epsilon(self) -> float:
-        return float(self.datatree["privacy"].attrs["epsilon"])
-
-    @property
-    def privacy_statement(self) -> PrivacyStatement:
-        """The guarantee of one synthetic dataset (as the in-memory result's)."""
-        return pseudo_posterior_statement(self.datatree["privacy"].attrs)
-
-    @property
-    def unweighted_epsilon(self) -> float:
-        return float(self.datatree["privacy"].attrs["unweighted_epsilon"])
-
-    @property
-    def posterior(self) -> xr.Dataset:
-        return self.datatree["posterior"].to_dataset()
-
-    @property
-    def likelihood(self) -> str:
-        """Always ``"sufficient"``: the Dask backend fits from sufficient statistics."""
-        return "sufficient"
-
-    @property
-    def lipschitz(self) -> xr.DataArray:
-        return xr.DataArray(self._lipschitz, dims="record", name="lipschitz")
-
-    @property
-    def unweighted_lipschitz(self) -> xr.DataArray:
-        return xr.DataArray(self._risk, dims="record", name="unweighted_lipschitz")
-
-    @property
-    def risk(self) -> xr.DataArray:
-        return xr.DataArray(self._risk, dims="record", name="risk")
-
-    @property
-    def alpha(self) -> xr.DataArray:
-        return xr.DataArray(self._alpha, dims="record", name="alpha")
-
-    @property
-    def alpha_star(self) -> xr.DataArray:
-        """Weights of the fitted posterior (equal to alpha: no range averaging here)."""
-        return self.alpha
-
-    def summary(self) -> pd.DataFrame:
-        """ArviZ summary of the weighted posterior (raw numbers)."""
-        import arviz as az
-
-        return az.summary(self.datatree, round_to="none")
+    lipschitz = _lazy("_lipschitz", "lipschitz", "Per-record bounds of the weighted fit.")
+    unweighted_lipschitz = _lazy("_risk", "unweighted_lipschitz", "Bounds of the unweighted fit.")
+    risk = _lazy("_risk", "risk", ":math:`L_i = \\max_m |f_{\\theta_m}(x_i)|` (unweighted fit).")
+    alpha = _lazy("_alpha", "alpha", "Weights of the weighted fit.")
+    alpha_star = _lazy("_alpha", "alpha_star", "Weights of the fitted posterior (= alpha here).")
 
     def synthesize(
-        self, m: int = 1, seed: SeedLike = None, *, path: str | os.PathLike | None = None
-    ) -> dd.DataFrame | list[dd.DataFrame] | list[Path]:
-        """``m`` synthetic datasets, each under its own kept posterior draw.
+        self,
+        m: int | None = None,
+        seed: SeedLike = None,
+        *,
+        weighted: bool = True,
+        path: str | os.PathLike | None = None,
+    ):
+        """One lazy synthetic Dask DataFrame (see
+        :meth:`~pseudopost.mechanisms.pseudo_posterior.result.ResultBase.synthesize`; ``m`` is
+        deprecated). ``path`` is deprecated too: it forwards to :meth:`write_parquet`."""
+        if path is None:
+            return super().synthesize(m, seed, weighted=weighted)
+        warnings.warn(
+            "synthesize(path=...) is deprecated and will be removed in pseudopost 0.3; use "
+            "write_parquet(path, m, seed=...).",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return self.write_parquet(path, 1 if m is None else m, seed, weighted=weighted)
 
-        The draws and the synthesis seed are chosen exactly as
-        :meth:`pseudopost.PseudoPosteriorResult.synthesize` chooses them, and record i's value
-        is :math:`F^{-1}_\\theta(u_i \\mid z_i)` with :math:`u_i` from
-        :func:`~pseudopost._streams.record_uniforms` at its global record number: the in-memory
-        result for the same seed, whatever the partitioning. Returns lazy Dask DataFrames
-        (one for ``m == 1``), or, with ``path``, writes ``path/synthetic-{j}`` Parquet
-        datasets partition by partition and returns their paths.
-        """
-        m = check_positive_int(m, "m")
-        rng = as_generator(seed)
-        kept = np.flatnonzero(self._kept)
-        if m > kept.size:
-            raise ValueError(f"'m'={m} exceeds the {kept.size} kept posterior draws.")
+    def write_parquet(
+        self,
+        path: str | os.PathLike,
+        m: int = 1,
+        seed: SeedLike = None,
+        *,
+        weighted: bool = True,
+    ) -> list[Path]:
+        """Write ``m`` synthetic datasets (those of :meth:`synthesize_datasets` for the same
+        seed) as Parquet datasets ``path/synthetic-{j}``, partition by partition; ``path`` must
+        be new or empty. Returns their paths."""
         if path is not None and Path(path).exists() and any(Path(path).iterdir()):
             raise ValueError(f"'path' {str(path)!r} exists and is not empty; give a new folder.")
-        chosen = np.sort(rng.choice(kept, size=m, replace=False))
-        seed_int = int(rng.integers(2**31 - 1))
-        flat = stack_draws(self.posterior, _free_names(self.model, self.posterior))
-        frames = [
-            synthesize_frame(
-                self.records, self.model, {k: v[d] for k, v in flat.items()}, seed_int, j
-            )
-            for j, d in enumerate(chosen)
-        ]
-        if path is None:
-            return frames[0] if m == 1 else frames
-        out = [Path(path) / f"synthetic-{j + 1}" for j in range(m)]
+        frames = self.synthesize_datasets(m, seed, weighted=weighted)
+        out = [Path(path) / f"synthetic-{j + 1}" for j in range(len(frames))]
         with _scheduler(self.client):
             for frame, target in zip(frames, out, strict=True):
                 frame.to_parquet(target, write_index=True)
         return out
+
+    def _frames(self, posterior, chosen, seed) -> list[dd.DataFrame]:
+        """Record i's value is :math:`F^{-1}_\\theta(u_i \\mid z_i)` with :math:`u_i` from
+        :func:`~pseudopost._streams.record_uniforms` at its global record number: the in-memory
+        result's data for the same seed, whatever the partitioning."""
+        flat = stack_draws(posterior, _free_names(self.model))
+        return [
+            synthesize_frame(self.records, self.model, {k: v[d] for k, v in flat.items()}, seed, j)
+            for j, d in enumerate(chosen)
+        ]
 
 
 def synthesize_frame(
@@ -249,7 +237,7 @@ class _scheduler:
         return False
 
 
-def _free_names(model: SynthModel, posterior: xr.Dataset) -> list[str]:
+def _free_names(model: SynthModel) -> list[str]:
     """The model's free variables (the accountant kernel's parameter names)."""
     return kernel_for(model, Unrestricted()).free_names
 
@@ -310,7 +298,9 @@ def _store(x: da.Array, workdir: Path | None, name: str) -> da.Array:
     return da.from_npy_stack(target, mmap_mode=None)  # read, not mapped: RSS stays bounded
 
 
-def _summary(risk: da.Array, normalisation: str) -> dict[str, float]:
+def _risk_summary(risk: da.Array, normalisation: str) -> tuple[RiskSummary, float]:
+    """The global :class:`~pseudopost.risk.weights.RiskSummary` of the risk (one reduction) and
+    its maximum (the unweighted epsilon is twice it)."""
     lo, hi, mean, sd = dask.compute(risk.min(), risk.max(), risk.mean(), risk.std())
     if not np.isfinite(hi):
         bad = int(da.argmax(~da.isfinite(risk)).compute())
@@ -318,7 +308,10 @@ def _summary(risk: da.Array, normalisation: str) -> dict[str, float]:
             f"Risk of record {bad} is not finite: the model gives it no finite "
             "log-likelihood under some posterior draw."
         )
-    return {"min": float(lo), "max": float(hi), "mean": float(mean), "sd": float(sd)}
+    lo, hi = float(lo), float(hi)
+    if normalisation == "linear":
+        return RiskSummary("linear", lo, hi - lo), hi
+    return RiskSummary("logistic", float(mean), float(sd)), hi
 
 
 def fit_dask(
@@ -341,18 +334,18 @@ def fit_dask(
     recompute it instead, ``None`` for the default (module docstring). Seeds are derived as in :meth:`PseudoPosterior.fit`, so the same seed
     gives the same epsilon and synthetic data as the in-memory sufficient-statistics run.
     """
-    draws = check_positive_int(draws, "draws")
-    tune = check_positive_int(tune, "tune", minimum=0)
-    chains = check_positive_int(chains, "chains")
+    settings = FitSettings.checked(draws, tune, chains, progress)
     model = mech.model
     _check_supported(mech, model, weights)
     if client is not None and not hasattr(client, "get"):
         raise TypeError(f"'client' must be a distributed.Client. Got {type(client).__name__}.")
     work, owned = _workdir(workdir, client)
-    rng = as_generator(seed)
-    seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=5 + mech.max_refits)]
-    progress = interactive() if progress is None else bool(progress)
+    seeds = fit_seeds(seed, mech.max_refits)
     timings: dict[str, float] = {}
+
+    def sample(stats, seed):
+        data = statistics_data(model, stats)
+        return sampler.sample(data, seed=seed, **settings.sampling())
 
     with _scheduler(client):
         t0 = time.perf_counter()
@@ -364,91 +357,81 @@ def fit_dask(
         t0 = time.perf_counter()
         sampler = _sampler(model, records, mech.sampler)
         timings["compile"] = time.perf_counter() - t0
+        # 1. unweighted posterior; risk L_i = max_m |f_theta_m(x_i)|
         t0 = time.perf_counter()
-        unweighted = sampler.sample(stats, draws, tune, chains, seeds[0], progress)
+        unweighted = sample(stats, seeds[0])
         timings["unweighted_fit"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        post0 = unweighted["posterior"].to_dataset()
-        flat0 = stack_draws(post0, _free_names(model, post0))
-        risk, _ = abs_reduction(records, model, Unrestricted(), flat0)
+        risk, _ = abs_reduction(records, model, Unrestricted(), _flat(model, unweighted))
         risk = _store(risk, work, "risk")
-        summary = _summary(risk, mech.normalisation)
-        alpha = risk_weights(risk, summary, mech.scale, mech.shift, mech.normalisation)
+        # 2. weights alpha_i = clip(c (1 - r_i) + g, 0, 1), r_i by the global summary
+        summary, risk_max = _risk_summary(risk, mech.normalisation)
+        alpha = risk_weights(risk, summary, mech.scale, mech.shift)
         timings["risk"] = time.perf_counter() - t0
 
+        # 4. the pseudo posterior (eq. 1) from weighted statistics, then its accountant
         t0 = time.perf_counter()
         decomp = Unrestricted()
         wstats = statistics(records, model, decomp.fit_weights(alpha), rows)
         timings["weighted_statistics"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        weighted = sampler.sample(wstats, draws, tune, chains, seeds[1], progress)
+        weighted = sample(wstats, seeds[1])
         timings["weighted_fit"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
-        post1 = weighted["posterior"].to_dataset()
-        flat1 = stack_draws(post1, _free_names(model, post1))
+        flat = _flat(model, weighted)
         coef = decomp.coefficient(alpha)
-        per_record, per_draw = abs_reduction(records, model, decomp, flat1, coef)
+        per_record, per_draw = abs_reduction(records, model, decomp, flat, coef)
         (per_draw,) = dask.compute(per_draw)
         kept = np.ones(per_draw.size, dtype=bool)
+        epsilon = local_epsilon(per_draw)  # 2 max_m max_i c_i |g| = 2 max_i Delta_i
+        # 5. optional draw exclusion: re-account on the kept draws
         if mech.exclude_quantile is not None and mech.exclude_quantile < 1.0:
             kept = per_draw <= np.quantile(per_draw, mech.exclude_quantile)
-            flat_kept = {k: v[kept] for k, v in flat1.items()}
-            per_record, again = abs_reduction(records, model, decomp, flat_kept, coef)
+            per_record, again = abs_reduction(
+                records, model, decomp, {k: v[kept] for k, v in flat.items()}, coef
+            )
             (again,) = dask.compute(again)
-            epsilon = float(2.0 * again.max())
-        else:
-            epsilon = float(2.0 * per_draw.max())
+            epsilon = local_epsilon(again)
         lipschitz = coef * per_record
         timings["accountant"] = time.perf_counter() - t0
 
-    diagnostics = {
-        "unweighted": FitDiagnostics.from_fit("unweighted", post0, _maybe(unweighted)),
-        "weighted": FitDiagnostics.from_fit("weighted", post1, _maybe(weighted)),
-    }
-    for d in diagnostics.values():
-        d.warn()
-    tree = _assemble(mech, records, unweighted, weighted, per_draw, kept, epsilon, summary)
+    diagnostics = diagnose(unweighted, weighted)
+    tree = _assemble(mech, records, unweighted, weighted, per_draw, kept, epsilon, risk_max)
     return DaskPseudoPosteriorResult(
-        tree, diagnostics, timings, model, records, risk, alpha, lipschitz, kept, client, owned
+        tree, diagnostics, timings, model, records, risk, alpha, lipschitz, client, owned
     )
 
 
-def _sampler(model: SynthModel, records: DaskRecords, kind: str) -> SufficientSampler:
+def _flat(model: SynthModel, tree: xr.DataTree) -> dict[str, np.ndarray]:
+    return stack_draws(tree["posterior"].to_dataset(), _free_names(model))
+
+
+def _sampler(model: SynthModel, records: DaskRecords, kind: str) -> Sampler:
     """The compiled sufficient-statistics sampler: the in-memory mechanism's, compiled once per
-    model structure whatever n (the statistics are swapped in at every fit), so a Dask run
+    model structure whatever n (the statistics are passed at every fit), so a Dask run
     after an in-memory run (or the reverse) does not compile again."""
     head = records.matrix[:2].compute()  # two records: the cache builds its first statistics
     arrays = {c: np.ascontiguousarray(head[:, j]) for j, c in enumerate(records.columns)}
     return statistics_sampler(model, arrays, kind)
 
 
-def _maybe(tree: xr.DataTree) -> xr.Dataset | None:
-    return tree["sample_stats"].to_dataset() if "sample_stats" in tree.children else None
-
-
-def _assemble(mech, records, unweighted, weighted, per_draw, kept, epsilon, summary):
-    post = weighted["posterior"].to_dataset()
+def _assemble(mech, records, unweighted, weighted, per_draw, kept, epsilon, risk_max):
+    groups = fit_groups(unweighted, weighted)
+    post = groups["posterior"]
     shape = (post.sizes["chain"], post.sizes["draw"])
-    attrs = {
-        "epsilon": epsilon,
-        "unweighted_epsilon": 2.0 * summary["max"],
-        "mechanism": "risk-weighted pseudo posterior (Savitsky, Williams & Hu 2022)",
-        "decomposition": "weighted",
-        "neighbouring_relation": "add/remove one record",
-        "guarantee": "local epsilon_x = 2 max_i Delta_i (asymptotic DP), per synthetic dataset",
-        "scale": mech.scale,
-        "shift": mech.shift,
-        "normalisation": mech.normalisation,
-        "reweight": 0,
-        "exclude_quantile": -1.0 if mech.exclude_quantile is None else mech.exclude_quantile,
-        "units": "log density of the outcome as given (log-normal includes -log x)",
-        "backend": "dask",
-        "n": records.n,
-        "partitions": len(records.lengths),
-    }
-    privacy = xr.Dataset(
+    origin = weights_origin(mech.reweight, mech.shift, None, False)
+    attrs = privacy_attrs(
+        mech,
+        epsilon=epsilon,
+        unweighted_epsilon=2.0 * risk_max,
+        decomposition=Unrestricted.name,
+        guarantee=guarantee_text(Unrestricted(), False, origin),
+        weights_origin=origin,
+    )
+    attrs.update(backend="dask", n=records.n, partitions=len(records.lengths))
+    groups["privacy"] = xr.Dataset(
         {
             "draw_kept": (("chain", "draw"), kept.reshape(shape)),
             "draw_max": (("chain", "draw"), np.asarray(per_draw).reshape(shape)),
@@ -456,15 +439,11 @@ def _assemble(mech, records, unweighted, weighted, per_draw, kept, epsilon, summ
         coords={"chain": post["chain"], "draw": post["draw"]},
         attrs=attrs,
     )
-    groups = {
-        "posterior": post,
-        "risk_posterior": unweighted["posterior"].to_dataset(),
-        "privacy": privacy,
-    }
-    if "sample_stats" in weighted.children:
-        groups["sample_stats"] = weighted["sample_stats"].to_dataset()
-    if "sample_stats" in unweighted.children:
-        groups["risk_sample_stats"] = unweighted["sample_stats"].to_dataset()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return xr.DataTree.from_dict(groups)
+        tree = xr.DataTree.from_dict(groups)
+    tree.attrs.update(
+        likelihood="sufficient",
+        likelihood_note="fitted from weighted sufficient statistics (exact), chunked with Dask",
+    )
+    return tree

@@ -1,48 +1,37 @@
-r"""The accountant's per-block reduction used by the Dask backend.
+r"""The accountant's block kernel as the Dask backend uses it.
 
 One block of records (columns as in ``Prepared.arrays``) against all posterior draws gives
-:class:`~pseudopost.privacy.lipschitz.AbsReduction`: ``per_record[i] = max_m |g_m(x_i)|`` and
-``per_draw[m] = max_i |c_i g_m(x_i)|``, by the fused accountant's block kernel
-(:func:`pseudopost.privacy.fused.block_kernel`). Its per-record values do not depend on the
-block, and blocks combine by concatenating ``per_record`` and taking the elementwise max of
-``per_draw``: a max does not round, so any partitioning gives the in-memory accountant's numbers
-bit for bit.
+:class:`~pseudopost.privacy.lipschitz.AbsReduction` through the one accountant's block function,
+:func:`pseudopost.privacy.accountant.account_block`; blocks combine with
+:func:`~pseudopost.privacy.accountant.combine_blocks` (concatenated ``per_record``, elementwise max
+of ``per_draw``), so any partitioning gives the in-memory accountant's numbers bit for bit. This
+module picks the kernel: the fused one of the model and decomposition, on the NumPy or Numba path
+the in-memory accountant takes for the whole problem.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
-import numpy as np
+import dataclasses
 
 from pseudopost.models.base import SynthModel
 from pseudopost.privacy.decomposition import Decomposition
-from pseudopost.privacy.fused import BlockKernel, block_kernel
-from pseudopost.privacy.lipschitz import AbsReduction
+from pseudopost.privacy.fused import BlockKernel, block_kernel, dense_for
 
-__all__ = ["kernel_for", "reduce_block"]
+__all__ = ["kernel_for"]
 
 
-def kernel_for(model: SynthModel, decomposition: Decomposition) -> BlockKernel:
-    """The fused block kernel; ``NotImplementedError`` when the model has none."""
+def kernel_for(
+    model: SynthModel, decomposition: Decomposition, n: int | None = None, n_draws: int = 0
+) -> BlockKernel:
+    """The fused block kernel; ``NotImplementedError`` when the model has none. Given the whole
+    problem's size (``n`` records, ``n_draws`` draws), every block takes the path (NumPy or
+    Numba) the in-memory accountant would take for all records and draws."""
     kernel = block_kernel(model, decomposition)
     if kernel is None:
         raise NotImplementedError(
             f"No fused block accountant for {type(model).__name__} with the "
             f"'{decomposition.name}' accountant, which the Dask backend needs."
         )
-    return kernel
-
-
-def reduce_block(
-    kernel: BlockKernel,
-    draws: Mapping[str, np.ndarray],
-    arrays: Mapping[str, np.ndarray],
-    coefficient: np.ndarray | None,
-    extras: Mapping[str, np.ndarray] | None = None,
-) -> AbsReduction:
-    """:class:`AbsReduction` of one block of records against every draw (coefficient 1 if
-    ``None``)."""
-    n = len(arrays[kernel.outcome])
-    c = np.ones(n) if coefficient is None else np.asarray(coefficient, dtype=np.float64)
-    return kernel.reduce_abs(draws, arrays, c, **dict(extras or {}))
+    if n is None:
+        return kernel
+    return dataclasses.replace(kernel, dense=dense_for(n, n_draws))

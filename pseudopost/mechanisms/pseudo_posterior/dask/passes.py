@@ -8,18 +8,18 @@ blocks' chunks (risk, weights, Lipschitz bounds). Nothing n-long is gathered in 
 * Statistics (:func:`statistics`): :func:`~pseudopost.fitting.sufficient.block_statistics` per
   block, then the ordered sum ``np.sum(np.stack(per_block), axis=0)`` on the client, exactly as
   :func:`~pseudopost.fitting.sufficient.total_statistics` does in memory (bit-identical).
-* Accountant (:func:`abs_reduction`): the block reduction of
-  :mod:`pseudopost.mechanisms.pseudo_posterior.dask.kernels` per block, the posterior draws broadcast (one key in
-  the graph, so a distributed cluster ships them once per worker).
-* Weights (:func:`risk_weights`): :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` with
-  :math:`r_i` normalised by the global min and max (linear) or mean and sd (logistic) of the
-  risk, a reduction computed first; the same NumPy operations as
-  :func:`pseudopost.risk.risk_weights` on each block.
+* Accountant (:func:`abs_reduction`): the one accountant's block function
+  (:func:`pseudopost.privacy.accountant.account_block`) per block, the posterior draws broadcast
+  (one key in the graph, so a distributed cluster ships them once per worker), the blocks joined
+  by :func:`~pseudopost.privacy.accountant.combine_blocks`.
+* Weights (:func:`risk_weights`): :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` by the
+  one weights function :func:`pseudopost.risk.weights.weights_from_risk` on each block, given
+  the global :class:`~pseudopost.risk.weights.RiskSummary` of the risk (min and range, or mean
+  and sd), a reduction computed first.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
 import dask
@@ -27,12 +27,13 @@ import dask.array as da
 import numpy as np
 
 from pseudopost.fitting.sufficient import MAX_UNIQUE_ROWS, block_statistics, design_rows, merge_rows
-from pseudopost.mechanisms.pseudo_posterior.dask.kernels import kernel_for, reduce_block
+from pseudopost.mechanisms.pseudo_posterior.dask.kernels import kernel_for
 from pseudopost.mechanisms.pseudo_posterior.dask.records import DaskRecords
 from pseudopost.models.base import SynthModel
 from pseudopost.models.counts import PoissonRegression
+from pseudopost.privacy.accountant import account_block, combine_blocks
 from pseudopost.privacy.decomposition import Decomposition
-from pseudopost.privacy.fused import dense_for
+from pseudopost.risk.weights import RiskSummary, weights_from_risk
 
 __all__ = ["abs_reduction", "design_rows_of", "risk_weights", "statistics"]
 
@@ -106,7 +107,7 @@ def _aligned(x: da.Array, records: DaskRecords) -> da.Array:
 
 
 def _reduce(kernel, columns, draws, block, coefficient, extras):
-    return reduce_block(kernel, draws, _split(block, columns), coefficient, extras)
+    return account_block(kernel, draws, _split(block, columns), coefficient, extras)
 
 
 def _per_record(red):
@@ -117,8 +118,8 @@ def _per_draw(red):
     return red.per_draw
 
 
-def _max(*arrays):
-    return np.max(np.stack(arrays), axis=0)
+def _combine(*per_draw):
+    return combine_blocks(per_draw)
 
 
 def abs_reduction(
@@ -131,10 +132,8 @@ def abs_reduction(
 ):
     """Lazy ``(per_record, per_draw)``: a Dask array of :math:`\\max_m |g_m(x_i)|` (record
     blocks) and a Delayed vector of :math:`\\max_i |c_i g_m(x_i)|` (one value per draw)."""
-    kernel = kernel_for(model, decomposition)
     # NumPy or Numba as the in-memory accountant would choose for all records and draws
-    n_draws = int(np.asarray(draws["intercept"]).size)
-    kernel = dataclasses.replace(kernel, dense=dense_for(records.n, n_draws))
+    kernel = kernel_for(model, decomposition, records.n, int(np.asarray(draws["intercept"]).size))
     shared = dask.delayed({k: np.asarray(draws[k]) for k in kernel.free_names}, traverse=False)
     blocks = records.block_arrays()
     n_blocks = len(blocks)
@@ -155,27 +154,11 @@ def abs_reduction(
         ]
     )
     # each block's per-draw maxima first, so a block's per-record values can be freed at once
-    per_draw = dask.delayed(_max)(*[dask.delayed(_per_draw)(r) for r in reds])
+    per_draw = dask.delayed(_combine)(*[dask.delayed(_per_draw)(r) for r in reds])
     return per_record, per_draw
 
 
-def _alpha_linear(L, lo, hi, c, g):
-    span = hi - lo
-    r = np.zeros_like(L) if span == 0 else (L - lo) / span
-    return np.clip(c * (1.0 - r) + g, 0.0, 1.0)
-
-
-def _alpha_logistic(L, mean, sd, c, g):
-    r = np.full_like(L, 0.5) if sd == 0 else 1.0 / (1.0 + np.exp(-(L - mean) / sd))
-    return np.clip(c * (1.0 - r) + g, 0.0, 1.0)
-
-
-def risk_weights(
-    risk: da.Array, summary: Mapping[str, float], scale: float, shift: float, normalisation: str
-) -> da.Array:
-    """Lazy :math:`\\alpha` from the risk and its global ``summary`` (min, max, mean, sd)."""
-    if normalisation == "linear":
-        args = (summary["min"], summary["max"])
-        return risk.map_blocks(_alpha_linear, *args, scale, shift, dtype=np.float64)
-    args = (summary["mean"], summary["sd"])
-    return risk.map_blocks(_alpha_logistic, *args, scale, shift, dtype=np.float64)
+def risk_weights(risk: da.Array, summary: RiskSummary, scale: float, shift: float) -> da.Array:
+    """Lazy :math:`\\alpha` from the risk and its global ``summary``
+    (:func:`~pseudopost.risk.weights.weights_from_risk` on each block)."""
+    return risk.map_blocks(weights_from_risk, summary, scale, shift, dtype=np.float64)

@@ -1,0 +1,67 @@
+"""How a pseudo posterior fit samples, shared by the in-memory and the Dask fits: the checked
+sampling settings, the seeds of the fit's steps, and the diagnostics of its two posteriors.
+
+The same seed gives the same seeds to the same steps on both paths, so a Dask run reproduces
+the in-memory run of the same data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import xarray as xr
+
+from pseudopost._rng import SeedLike, as_generator
+from pseudopost._validation import check_positive_int
+from pseudopost.fitting.sampler import FitDiagnostics, interactive
+
+__all__ = ["FitSettings", "diagnose", "fit_seeds"]
+
+#: seeds drawn per fit: unweighted, weighted, reweighted, range-averaged lambda, calibration
+#: (one more per calibration refit)
+STEP_SEEDS = 5
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """Draws, tuning steps and chains of every posterior of one fit, and whether to show
+    progress (default: in a terminal or a notebook, not under pytest or CI)."""
+
+    draws: int
+    tune: int
+    chains: int
+    progress: bool
+
+    @classmethod
+    def checked(cls, draws: int, tune: int, chains: int, progress: bool | None) -> FitSettings:
+        """Validated settings (a clear error naming the argument, before any work)."""
+        return cls(
+            check_positive_int(draws, "draws"),
+            check_positive_int(tune, "tune", minimum=0),
+            check_positive_int(chains, "chains"),
+            interactive() if progress is None else bool(progress),
+        )
+
+    def sampling(self) -> dict:
+        """Keyword arguments of :meth:`~pseudopost.fitting.sampler.Sampler.sample` (all but
+        the data and the seed)."""
+        return asdict(self)
+
+
+def fit_seeds(seed: SeedLike, max_refits: int) -> list[int]:
+    """Integer seeds of a fit's steps (:data:`STEP_SEEDS` plus one per calibration refit), all
+    drawn from the one ``seed``."""
+    rng = as_generator(seed)
+    return [int(s) for s in rng.integers(0, 2**31 - 1, size=STEP_SEEDS + max_refits)]
+
+
+def diagnose(unweighted: xr.DataTree, weighted: xr.DataTree) -> dict[str, FitDiagnostics]:
+    """R-hat, ESS and divergences of both posteriors; a
+    :class:`~pseudopost.fitting.sampler.SamplingWarning` for each poor one."""
+    out = {
+        "unweighted": FitDiagnostics.from_tree("unweighted", unweighted),
+        "weighted": FitDiagnostics.from_tree("weighted", weighted),
+    }
+    for d in out.values():
+        d.warn(stacklevel=4)  # the caller of the fit
+    return out
