@@ -40,9 +40,10 @@ import numpy as np
 import xarray as xr
 
 from pseudopost.fitting.parts import PartSampler
+from pseudopost.fitting.sampler import Sampler
 from pseudopost.models.parts import SEP, GroupedData, Part, PartData, Stats
 
-__all__ = ["ColumnSampler", "active_client", "part_seed", "statistics_data"]
+__all__ = ["ColumnSampler", "active_client", "file_part_data", "part_seed", "statistics_data"]
 
 
 def part_seed(seed: int, position: int) -> int:
@@ -50,6 +51,18 @@ def part_seed(seed: int, position: int) -> int:
     one ``SeedSequence``; nothing else enters)."""
     ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(position),))
     return int(ss.generate_state(1, np.uint32)[0])
+
+
+def file_part_data(model, prepared) -> tuple[list[Part], list[PartData | GroupedData]]:
+    """A whole-file model's parts and their data, one design matrix alive at a time: grouped by
+    (design row, outcome) for parts evaluated per key (:class:`~pseudopost.models.parts.
+    GroupedData`), as records for the normal and log-normal parts (whose statistics are
+    :math:`Z^\top W Z` sums, and whose outcomes are continuous)."""
+    parts, data = [], []
+    for part, d in model.iter_part_data(prepared):
+        parts.append(part)
+        data.append(d if part.kind == "gauss" else GroupedData.of(part, d))
+    return parts, data
 
 
 def statistics_data(
@@ -92,8 +105,13 @@ def _prefixed(part: Part, ds: xr.Dataset) -> xr.Dataset:
     return ds.rename({v: f"{part.name}{SEP}{v}" for v in ds.data_vars})
 
 
-class ColumnSampler:
+class ColumnSampler(Sampler):
     """Fits every part of a whole file separately and pairs their draws (module docstring).
+
+    A :class:`~pseudopost.fitting.sampler.Sampler` whose data are the parts' statistics
+    (:func:`statistics_data`, names ``"{part}::{statistic}"``) rather than a PyMC model's
+    ``pm.Data``: there is no PyMC model (:attr:`model` is None); every part's density is written
+    out in NumPy (:mod:`pseudopost.fitting.parts`), so nothing is ever compiled.
 
     Parameters
     ----------
@@ -124,7 +142,11 @@ class ColumnSampler:
         self.parts = parts
         self.workers = workers
         self.backend = backend
-        self.compilations = 0  # nothing is compiled: densities are written out in NumPy
+        self.model = None  # no PyMC model: the parts' densities are written out in NumPy
+        self.compilations = 0
+        self._fields = {p.name: tuple(p.empty_statistics().arrays) for p in parts}
+        self._names = frozenset(f"{p}{SEP}{k}" for p, ks in self._fields.items() for k in ks)
+        self._keep = frozenset(f"{p.name}{SEP}{q}" for p in parts for q in p.layout.names)
         self._samplers: dict[str, PartSampler] = {}
         self.timings: dict[str, float] = {}
 
@@ -132,31 +154,14 @@ class ColumnSampler:
         return f"ColumnSampler(parts={[p.name for p in self.parts]}, backend={self.backend!r})"
 
     def _stats(self, data: Mapping[str, np.ndarray]) -> list[Stats]:
-        if not isinstance(data, Mapping):
-            raise TypeError(f"'data' must be a mapping of statistics. Got {type(data).__name__}.")
-        out, used = [], set()
+        out = []
         for part in self.parts:
             prefix = f"{part.name}{SEP}"
-            arrays = {k[len(prefix) :]: v for k, v in data.items() if k.startswith(prefix)}
-            used |= {prefix + k for k in arrays}
-            if not arrays:
-                raise ValueError(f"'data' has no statistics of part '{part.name}'.")
+            arrays = {k: np.asarray(data[prefix + k]) for k in self._fields[part.name]}
             out.append(Stats(part.family, arrays))
-        unknown = sorted(set(data) - used)
-        if unknown:
-            raise ValueError(f"'data' names statistics of no part: {unknown[:5]}.")
         return out
 
-    def sample(
-        self,
-        data: Mapping[str, np.ndarray],
-        *,
-        draws: int,
-        tune: int,
-        chains: int,
-        seed: int,
-        progress: bool = False,
-    ) -> xr.DataTree:
+    def _draw(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
         """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``)."""
         stats = self._stats(data)
         settings = {"draws": draws, "tune": tune, "chains": chains, "progress": progress}
