@@ -29,7 +29,7 @@ def _fit_columns(frame, draws, tune, chains, seed, workers=1):
     model = FileModel(models={"b": "normal"})
     prepared = model.prepare(frame)
     parts = model.parts(prepared)
-    data = [GroupedData.of(p, d) for p, d in zip(parts, model.part_data(prepared))]
+    data = [GroupedData.of(p, d) for p, d in zip(parts, model.part_data(prepared), strict=True)]
     sampler = ColumnSampler(parts, workers=workers)
     stats = statistics_data(parts, data, np.ones(len(frame)))
     return sampler.sample(stats, draws=draws, tune=tune, chains=chains, seed=seed)

@@ -62,7 +62,9 @@ def _by_hand(frame: pd.DataFrame, draws: dict, m: int) -> np.ndarray:
     eta = p["b.value::intercept"] + Xa @ p["b.value::beta"]
     lb = stats.lognorm.logpdf(np.where(obs, b, 1.0), s=p["b.value::sigma"], scale=np.exp(eta))
     f += np.where(obs, lb, 0.0)
-    Xc = np.column_stack([Xa, b_miss, b_code, b_zero, np.where(obs, np.log(np.where(obs, b, 1)), 0)])
+    Xc = np.column_stack(
+        [Xa, b_miss, b_code, b_zero, np.where(obs, np.log(np.where(obs, b, 1)), 0)]
+    )
     mu = np.exp(p["c.value::intercept"] + Xc @ p["c.value::beta"])
     fixed = a_miss  # "c == 0 when a is missing": those records carry no term for c
     f += np.where(fixed, 0.0, stats.poisson.logpmf(frame.c.to_numpy(), mu))
@@ -72,7 +74,12 @@ def _by_hand(frame: pd.DataFrame, draws: dict, m: int) -> np.ndarray:
 def test_parts_and_their_records(setup):
     frame, _, _, parts, data, _ = setup
     assert [p.name for p in parts] == ["a", "b.status", "b.value", "c.value"]
-    assert [p.family for p in parts] == ["dirichlet_categorical", "categorical", "lognormal", "poisson"]
+    assert [p.family for p in parts] == [
+        "dirichlet_categorical",
+        "categorical",
+        "lognormal",
+        "poisson",
+    ]
     b = frame.b.to_numpy()
     observed = ~np.isnan(b) & (b != -8) & (b != 0)
     np.testing.assert_array_equal(data[2].active, observed)
@@ -93,7 +100,10 @@ def test_record_loglik_is_the_sum_of_its_parts_by_hand(setup):
 def test_accountant_equals_brute_force(setup, dense, grouped):
     frame, _, _, parts, data, draws = setup
     if grouped:
-        data = [GroupedData.of(p, d) if p.kind != "gauss" else d for p, d in zip(parts, data)]
+        data = [
+            GroupedData.of(p, d) if p.kind != "gauss" else d
+            for p, d in zip(parts, data, strict=True)
+        ]
     F = np.array([_by_hand(frame, draws, m) for m in range(6)])
     c = np.random.default_rng(4).uniform(0, 1, N)
     acc = PartAccountant(parts, data, dense=dense)
@@ -106,7 +116,7 @@ def test_accountant_equals_brute_force(setup, dense, grouped):
 def test_grouped_statistics_equal_the_records(setup):
     _, _, _, parts, data, _ = setup
     w = np.random.default_rng(5).uniform(0, 1, N)
-    for part, d in zip(parts, data):
+    for part, d in zip(parts, data, strict=True):
         g = GroupedData.of(part, d)
         assert g.n_groups <= int(d.active.sum())
         x = part.initial_point(2)

@@ -37,7 +37,11 @@ def test_parts_of_each_kind_of_column(frame):
     assert wage.choice.family == "lognormal"
     fixed = (frame.employed == "no").to_numpy()
     np.testing.assert_array_equal(wage.fixed, fixed)
-    data = dict(zip([q.name for q in plan.parts], FileModel.part_data(FileModel(), _prep(plan))))
+    data = dict(
+        zip(
+            [q.name for q in plan.parts], FileModel.part_data(FileModel(), _prep(plan)), strict=True
+        )
+    )
     status, value = data["wage.status"], data["wage.value"]
     np.testing.assert_array_equal(status.active, ~fixed)
     np.testing.assert_array_equal(value.active, ~fixed & (frame.wage != -9).to_numpy())

@@ -61,7 +61,7 @@ def test_types_order_kept_dropped_and_rules(frame):
     # two datasets from two draws differ; the same seed gives the same frames
     assert not out[0].equals(out[1])
     again = _synth(model, frame, np.random.default_rng(1))
-    for a, b in zip(out, again):
+    for a, b in zip(out, again, strict=True):
         pd.testing.assert_frame_equal(a, b)
 
 
