@@ -113,8 +113,22 @@ def choose(
         if declared in ("auto", *_CATEGORICAL):
             if ordered_cat and declared == "auto":
                 return ColumnChoice(name, "ordinal", "ordinal", "ordered categorical", False, True)
-            how = "given by the user" if declared != "auto" else f"{kind} column"
-            return ColumnChoice(name, "categorical", "categorical", how, True)
+            if declared != "auto":
+                return ColumnChoice(name, "categorical", declared, "given by the user", True)
+            status, values, _ = split_status(series, codes, (), name=name)
+            observed = pd.Series(np.asarray(values, dtype=object)[status == 0], name=name)
+            if observed.nunique() < 2:
+                return ColumnChoice(name, "constant", "categorical", "one observed level", True)
+            if kind == "category":  # its used categories only, in category order
+                used = [c for c in series.cat.categories if c in set(observed)]
+                observed = pd.Series(pd.Categorical(observed, categories=used), name=name)
+            elif kind == "bool":
+                observed = observed.astype(bool)
+            auto = choose_model(observed, name, conditioned=conditioned)
+            extra = ""
+            if (status != 0).any():
+                extra = "; missing cells and codes are levels of their own"
+            return ColumnChoice(name, auto.detected, auto.model, auto.reason + extra, True)
         if declared == "ordinal":
             if not ordered_cat:
                 raise ValueError(
