@@ -1,5 +1,6 @@
 """Evaluation of synthetic data: utility (ECDF, pMSE, estimates, CI overlap), membership inference
-by outlier decile, attacks on releases, TSTR, scorer quality.
+by outlier decile, attacks on releases, TSTR, scorer quality, and the measures agencies use with
+synthpop's definitions (S_pMSE, table utility, repU and DiSCO).
 
 Mechanism-agnostic: every function takes real train/test (and optionally reference) frames and a
 synthetic frame.
@@ -10,6 +11,11 @@ from pseudopost.evaluate.disclosure import (
     identification_risk,
     match_risk,
     synthetic_attribute_risk,
+)
+from pseudopost.evaluate.disclosure_tables import (
+    DisclosureMeasures,
+    disclosure_measures,
+    multi_disclosure,
 )
 from pseudopost.evaluate.membership import (
     MembershipResult,
@@ -22,6 +28,7 @@ from pseudopost.evaluate.membership import (
 )
 from pseudopost.evaluate.outliers import decile_labels, knn_outlier_scores
 from pseudopost.evaluate.plots import plot_violins
+from pseudopost.evaluate.propensity import PropensityUtility, propensity_utility
 from pseudopost.evaluate.release_attacks import (
     LinkageResult,
     ReleaseMembershipResult,
@@ -31,6 +38,12 @@ from pseudopost.evaluate.release_attacks import (
     release_membership_inference,
 )
 from pseudopost.evaluate.scorer_quality import recall_at_top, scorer_spearman
+from pseudopost.evaluate.table_utility import (
+    TABLE_STATISTICS,
+    TableUtility,
+    utility_tab,
+    utility_tables,
+)
 from pseudopost.evaluate.tstr import tstr_auroc
 from pseudopost.evaluate.utility import (
     PMSEResult,
@@ -54,10 +67,14 @@ from pseudopost.evaluate.whole_record import (
 )
 
 __all__ = [
+    "TABLE_STATISTICS",
+    "DisclosureMeasures",
     "LinkageResult",
     "MembershipResult",
     "PMSEResult",
+    "PropensityUtility",
     "ReleaseMembershipResult",
+    "TableUtility",
     "WholeRecordUtility",
     "advantage",
     "association_difference",
@@ -67,6 +84,7 @@ __all__ = [
     "column_utility",
     "decile_advantages",
     "decile_labels",
+    "disclosure_measures",
     "distance_attack_scores",
     "domias_attack_scores",
     "dp_accuracy_bound",
@@ -81,16 +99,20 @@ __all__ = [
     "match_risk",
     "match_risk_table",
     "membership_inference",
+    "multi_disclosure",
     "plot_association_difference",
     "plot_marginals",
     "plot_violins",
     "pmse",
     "pmse_result",
+    "propensity_utility",
     "recall_at_top",
     "release_membership_inference",
     "run_attacks",
     "scorer_spearman",
     "synthetic_attribute_risk",
     "tstr_auroc",
+    "utility_tab",
+    "utility_tables",
     "whole_record_utility",
 ]

@@ -39,6 +39,10 @@ person's key values (and learns the synthetic record's other values).
 median (numeric) or the most frequent value (categorical) of the sensitive column among the
 synthetic records that match i's keys (the whole synthetic column's when none does, as an
 intruder would); a categorical guess must be exact.
+
+The measures agencies compare across tools, synthpop's replicated uniques (repU) and DiSCO
+(disclosive in synthetic, correct in original) from key-target tables, are in
+:mod:`pseudopost.evaluate.disclosure_tables`.
 """
 
 from __future__ import annotations
