@@ -40,9 +40,15 @@ MAX_DIM = 1500
 
 
 def _negative(density):
+    """-log density and its gradient; +inf (zero gradient) where the density is undefined
+    (an optimiser's wild step: sigma underflowing to 0, an overflow)."""
+
     def f(x):
-        lp, g = density.logp_grad(x)
-        if not np.isfinite(lp):
+        try:
+            lp, g = density.logp_grad(x)
+        except (ZeroDivisionError, OverflowError, FloatingPointError):
+            return np.inf, np.zeros_like(x)
+        if not (np.isfinite(lp) and np.all(np.isfinite(g))):
             return np.inf, np.zeros_like(x)
         return -lp, -g
 
@@ -62,7 +68,8 @@ def laplace_transform(
         # Newton-CG with Hessian-vector products from gradient differences: a few dozen
         # gradients where L-BFGS takes hundreds (log-concave GLM posteriors, smooth)
         res = optimize.minimize(f, start, jac=True, method="Newton-CG", options={"maxiter": 30})
-    x0 = res.x if np.all(np.isfinite(res.x)) and np.isfinite(res.fun) else start
+    ok = np.all(np.isfinite(res.x)) and np.isfinite(res.fun) and res.fun <= f(start)[0]
+    x0 = res.x if ok else start
     h = 1e-5 * np.maximum(1.0, np.abs(x0))
     if d <= max_dim:
         H = np.empty((d, d))
