@@ -211,8 +211,9 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 drop=fil.get("drop", ()),
                 rules=fil.get("rules", ()),
                 structural_zeros=fil.get("structural_zeros", ()),
-                interactions=[tuple(p) if isinstance(p, list) else p
-                              for p in fil.get("interactions", ())],  # fmt: skip
+                interactions=[
+                    tuple(p) if isinstance(p, list) else p for p in fil.get("interactions", ())
+                ],
                 models=cols["models"],
                 missing_codes=cols["missing_codes"],
                 spikes=cols["spikes"],
