@@ -348,6 +348,7 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         values[obs] = _separate(v, (*c.info.codes, *c.info.spikes), discrete)
     elif obs.any():
         _check_free(p, frame_so_far, obs)
+        values[obs] = 0.0  # placeholders of records every one of which a rule fixes
     return status, values
 
 
