@@ -36,17 +36,14 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
+import _synthpop
 import numpy as np
 import pandas as pd
 from _common import report
 
 import pseudopost as pp
 from pseudopost.evaluate import disclosure_measures, propensity_utility
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _synthpop  # noqa: E402
 
 ADULT_EDUCATION = [
     "Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",
