@@ -169,7 +169,12 @@ def tstr(seeds, eps_list) -> pd.DataFrame:
             for name in names:
                 syn = make(name, eps, 1000 + s, coding).fit(train).sample(N_SYN, seed=s)
                 rows.append(
-                    {"method": name, "epsilon": eps, "seed": s, "auc": tstr_auroc(syn, test, TARGET, encoding="categorical")}
+                    {
+                        "method": name,
+                        "epsilon": eps,
+                        "seed": s,
+                        "auc": tstr_auroc(syn, test, TARGET, encoding="categorical"),
+                    }
                 )
         print(f"  seed {s} done", flush=True)
     return pd.DataFrame(rows)

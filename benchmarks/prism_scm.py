@@ -110,7 +110,9 @@ def run(generator, seeds, eps_list, heavy_seeds) -> pd.DataFrame:
         for eps in eps_list:
             for name, make in scm_methods(eps, 1000 + s).items():
                 t = time.perf_counter()
-                auc = tstr_auroc(make().fit(train).sample(N_SYN, seed=s), test, "Y", encoding="categorical")
+                auc = tstr_auroc(
+                    make().fit(train).sample(N_SYN, seed=s), test, "Y", encoding="categorical"
+                )
                 rows.append(
                     {
                         "method": name,
@@ -123,7 +125,9 @@ def run(generator, seeds, eps_list, heavy_seeds) -> pd.DataFrame:
         if s in heavy_seeds:
             for name, make in heavy_methods(1.0, 1000 + s).items():
                 t = time.perf_counter()
-                auc = tstr_auroc(make().fit(train).sample(N_SYN, seed=s), test, "Y", encoding="categorical")
+                auc = tstr_auroc(
+                    make().fit(train).sample(N_SYN, seed=s), test, "Y", encoding="categorical"
+                )
                 rows.append(
                     {
                         "method": name,
@@ -163,7 +167,9 @@ def allocation_rows(seeds, eps_list) -> pd.DataFrame:
                         "method": name,
                         "epsilon": eps,
                         "seed": s,
-                        "auc": tstr_auroc(p.sample(N_SYN, seed=s), test, "Y", encoding="categorical"),
+                        "auc": tstr_auroc(
+                            p.sample(N_SYN, seed=s), test, "Y", encoding="categorical"
+                        ),
                     }
                 )
     return pd.DataFrame(rows)

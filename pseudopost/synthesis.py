@@ -1,33 +1,32 @@
-r"""``pseudopost.synthesize``: whole-record synthesis of a mixed-type frame with defaults that work.
+r"""``pseudopost.synthesize``: a whole file as agencies hold it, with defaults that work.
 
-One call picks a ready model per column from its dtype and values, chains them into a
-:class:`~pseudopost.models.sequential.SequentialModel` (each column conditioned on the columns
-before it), runs the risk-weighted pseudo posterior mechanism on it (one weight per record, one
-accountant, :class:`~pseudopost.PseudoPosterior`) and returns the synthetic frame(s), the table
-of choices and the fitted mechanism.
+One call reads the frame as it is (empty cells anywhere, declared missing codes, spikes, rules
+and structural zeros), plans a sequential model of every column
+(:class:`~pseudopost.models.file.FileModel`: each column's status and value conditioned on the
+earlier columns, synthpop's ``cont.na`` and ``semicont`` made Bayesian), runs the risk-weighted
+pseudo posterior mechanism on it (:class:`~pseudopost.PseudoPosterior`: one weight per record,
+one accountant over the whole record, every part fitted alone from its grouped statistics and
+their draws paired) and returns the synthetic frame(s), the table of choices and the fitted
+mechanism.
 
-Automatic choice (:func:`~pseudopost.models.registry.choose_model`), the first rule that applies (detected type -> model):
+Defaults, each public and listed in the choices table: the visit order is the frame's column
+order; every column is conditioned on all earlier ones; a column's model is chosen from its
+dtype and observed values (:mod:`pseudopost.models.file.choice`: strings, categories, booleans
+and numbers with at most ``max_levels`` (10) values are categorical, missing cells and codes
+levels of their own; other numbers get a status part (observed, missing, each code, each spike)
+and a value part, zeros of a zero-inflated amount becoming a spike); a log-normal column enters
+later columns as ``log``.
 
-* ordered pandas ``Categorical`` -> ordinal -> ``ordinal``;
-* two levels (bool, two strings, two numbers) -> binary -> ``logistic``;
-* strings, unordered ``Categorical``, integers with at most ``max_levels`` (5) distinct values
-  -> categorical -> ``categorical`` (``dirichlet_categorical`` when the column has no
-  predictors);
-* any negative value -> real -> ``normal``;
-* zeros and positive amounts (floats, or integers reaching ``amount_threshold`` = 1000, such as
-  capital gains) -> zero-inflated amount -> ``hurdle_lognormal``;
-* positive amounts with skewness > 0.5 -> positive skewed -> ``lognormal``; other positive
-  amounts -> positive -> ``normal``;
-* non-negative integers with more than half zeros -> zero-inflated count -> ``hurdle_count``;
-* other non-negative integers -> count -> ``negative_binomial``.
+Flexibility (see :mod:`pseudopost.models.file.design`): ``knots`` add linear-spline terms of a
+continuous predictor at public knots and ``interactions`` the products of two categorical
+predictors' levels, the two places where CART beats a plain GLM; both are fixed before the data
+are seen, so the model's only contact with the data is its likelihood, which the accountant
+covers. ``weight_floor`` keeps every level of every categorical part present
+(:func:`~pseudopost.risk.weights.level_floor`).
 
-Multi-modal continuous columns are not detected: choose ``models={"x": FiniteMixture("x", 3)}``.
-
-A numeric column modelled on the log scale (``lognormal``, ``hurdle_lognormal``) enters later
-columns' predictors as ``log1p`` (a fixed, public transform). **Privacy note**: the choices
-(model family, category levels, which transform) are read from the confidential data and are
-not covered by the accountant, as in synthpop and the papers; state them as public (a codebook)
-or fix them with ``models=`` and ``transforms=``.
+**Privacy note**: the automatic choices (model families, levels and codes present, which
+transform) are read from the confidential data and are not covered by the accountant, as in
+synthpop and the papers; state them as public (a codebook) or declare them.
 """
 
 from __future__ import annotations
@@ -35,25 +34,21 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_frame, check_positive_int
+from pseudopost.formats import Codebook
 from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPosteriorResult
-from pseudopost.models.base import SynthModel
-from pseudopost.models.columns import encode_column
-from pseudopost.models.registry import (
-    LOG_SCALE,
-    Choice,
-    categorical_spec,
-    choose_model,
-    model_class,
-)
-from pseudopost.models.sequential import SequentialModel
+from pseudopost.models.file import FileModel
+from pseudopost.models.registry import Choice, choose_model, model_class
+from pseudopost.models.rules import Rule, StructuralZero
 
 __all__ = ["Choice", "SynthesisResult", "choose_model", "model_class", "synthesize"]
+
+#: default weight floor of :func:`synthesize` (see :func:`~pseudopost.risk.weights.level_floor`)
+WEIGHT_FLOOR = 0.5
 
 
 def _forward(name: str) -> property:
@@ -70,26 +65,37 @@ class SynthesisResult:
     synthetic : DataFrame or list of DataFrame
         The synthetic data (one frame for ``m == 1``).
     choices : DataFrame
-        One row per column: ``column``, ``role`` (synthetic, marginal, kept), ``detected``,
-        ``model``, ``reason``, ``as_predictor`` (how later columns see it).
+        One row per column of the input: ``column``, ``role`` (synthetic, kept, dropped),
+        ``detected``, ``model``, ``parts`` (each part and its family), ``reason`` and
+        ``predictors`` (the columns it is conditioned on).
     result : PseudoPosteriorResult
-        The fitted mechanism (``epsilon``, ``lipschitz``, ``alpha``, ``datatree``, ...).
-    model : SequentialModel
+        The fitted mechanism (``epsilon``, ``lipschitz``, ``alpha``, ``datatree``,
+        ``diagnostics``, ``privacy_statement``, ...).
+    model : FileModel
     """
 
     synthetic: pd.DataFrame | list[pd.DataFrame]
     choices: pd.DataFrame
     result: PseudoPosteriorResult
-    model: SequentialModel
+    model: FileModel
 
     epsilon = _forward("epsilon")
     unweighted_epsilon = _forward("unweighted_epsilon")
     lipschitz = _forward("lipschitz")
+    alpha = _forward("alpha")
+    diagnostics = _forward("diagnostics")
     privacy_statement = _forward("privacy_statement")
 
     @property
+    def epsilon_without_floor(self) -> float | None:
+        """The weighted epsilon before the weight floor (when ``floor_cost`` was asked for and
+        the floor changed a weight), else None."""
+        value = self.result.datatree["privacy"].attrs.get("epsilon_without_floor")
+        return None if value is None else float(value)
+
+    @property
     def synthetic_columns(self) -> list[str]:
-        return list(self.choices.loc[self.choices.role != "kept", "column"])
+        return list(self.choices.loc[self.choices.role == "synthetic", "column"])
 
     @property
     def kept_columns(self) -> list[str]:
@@ -127,192 +133,127 @@ def synthesize_unweighted(result: PseudoPosteriorResult, m: int = 1, seed: SeedL
         return result.synthesize(m, seed, weighted=False)
 
 
-def _model_name(spec) -> str:
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, type):
-        return spec.__name__
-    return repr(spec)
-
-
-def _check_models(frame: pd.DataFrame, models) -> dict[str, object]:
-    if models is None:
-        return {}
-    if not isinstance(models, Mapping):
-        raise TypeError(f"'models' must be a mapping column -> model. Got {type(models).__name__}.")
-    unknown = [c for c in models if c not in frame.columns]
-    if unknown:
-        raise ValueError(
-            f"'models' names column(s) {unknown} that are not in 'frame' "
-            f"(columns: {list(frame.columns)})."
-        )
-    out = dict(models)
-    for col, spec in out.items():
-        if isinstance(spec, str):
-            model_class(spec, col)
-        elif not (
-            isinstance(spec, SynthModel)
-            or (isinstance(spec, type) and issubclass(spec, SynthModel))
-        ):
-            raise TypeError(
-                f"The model for column '{col}' must be a model name, a ready-model class or "
-                f"instance. Got {spec!r}."
-            )
-    return out
-
-
 def synthesize(
     frame: pd.DataFrame,
     *,
+    missing_codes: Mapping[str, Sequence] | Codebook | None = None,
+    spikes: Mapping[str, Sequence[float]] | None = None,
+    rules: Sequence[Rule | str | Mapping] = (),
+    structural_zeros: Sequence[StructuralZero | str | Mapping] = (),
     order: Sequence[str] | None = None,
-    models: Mapping[str, object] | None = None,
+    predictor_matrix: Mapping[str, Sequence[str]] | None = None,
+    models: Mapping[str, str] | None = None,
     keep: Sequence[str] = (),
-    unmodelled: Literal["keep", "marginal"] = "keep",
+    drop: Sequence[str] = (),
     transforms: Mapping[str, object] | None = None,
+    knots: Mapping[str, Sequence[float]] | None = None,
+    interactions: Sequence[tuple[str, str]] | None = None,
+    codebook: Codebook | None = None,
+    max_levels: int = 10,
     m: int = 1,
     scale: float = 1.0,
     shift: float = 0.0,
+    weight_floor: float = WEIGHT_FLOOR,
+    floor_cost: bool = False,
     target_epsilon: float | None = None,
     draws: int = 1000,
     tune: int = 1000,
     chains: int = 2,
-    sampler: Literal["nutpie", "nutpie-jax", "pymc"] = "nutpie-jax",
+    workers: int | None = None,
     seed: SeedLike = None,
     progress: bool | None = None,
 ) -> SynthesisResult:
-    r"""Synthesize a mixed-type frame record by record with the risk-weighted pseudo posterior.
+    r"""Synthesize a whole file with the risk-weighted pseudo posterior (module docstring).
 
     Parameters
     ----------
     frame
-        The confidential data (not modified). No missing values; at least two rows.
+        The confidential data (never modified): empty cells (NaN, None, ``pd.NA``, ``""``) are
+        allowed in every column; at least two rows.
+    missing_codes
+        Column -> declared codes kept apart from values (``{"income": [-8, -9]}``); or a
+        :class:`~pseudopost.formats.Codebook` (its SPSS/Stata missing values).
+    spikes
+        Column -> point masses of a numeric column (``{"hours": [40]}``).
+    rules
+        Declared public rules (``"wages is missing when employed == 'no'"``, or tables): the
+        records a rule fixes leave that column's likelihood, and the rule is imposed on the
+        synthetic data (:class:`~pseudopost.models.rules.Rule`).
+    structural_zeros
+        Declared impossible combinations, never generated
+        (:class:`~pseudopost.models.rules.StructuralZero`).
     order
-        Columns to synthesize, in synthesis order (default: every column not in ``keep``, in
-        the frame's order: fully synthetic). Column j is conditioned on the kept columns and
-        on columns 1..j-1.
+        Columns to synthesize in visit order (default: every column not kept or dropped, in the
+        frame's order); every other column must be in ``keep`` or ``drop``.
+    predictor_matrix
+        Column -> the kept or earlier columns it is conditioned on (default: all of them).
     models
-        Overrides of the automatic choice, column -> name (``"lognormal"``, ``"categorical"``,
-        ... see :data:`~pseudopost.models.registry.MODEL_NAMES`), ready-model class or instance (an instance conditions on
-        exactly its own ``predictors``).
-    keep
-        Columns released as given (they condition every synthesized column).
-    unmodelled
-        Columns neither in ``order`` nor in ``keep``: ``"keep"`` (released as given) or
-        ``"marginal"`` (synthesized from their marginal).
-    transforms
-        Public predictor transforms (see :class:`SequentialModel`); default ``log1p`` for
-        columns modelled on the log scale.
-    m, scale, shift, target_epsilon, sampler
-        Number of synthetic datasets (composing to :math:`m\,\varepsilon`) and the mechanism's
-        options (:class:`~pseudopost.PseudoPosterior`). The default sampler is ``"nutpie-jax"``:
-        a whole-record model has hundreds of parameters, and numba's one-off compilation of it
-        took minutes here (278 s for seven Adult columns) against seconds for JAX (8 s).
-    draws, tune, chains, seed, progress
-        Sampling; one ``seed`` drives fitting and synthesis.
+        Column -> model name (:data:`~pseudopost.models.registry.MODEL_NAMES`, or ``"auto"``).
+    keep, drop
+        Columns released as given / left out.
+    transforms, knots, interactions
+        Public predictor transforms (``"log"``, ``"log1p"``, ``(centre, scale)``), spline knots
+        and interactions of categorical columns (:mod:`pseudopost.models.file.design`).
+    codebook
+        A :class:`~pseudopost.formats.Codebook`: its missing codes, under ``missing_codes``.
+    max_levels
+        Numbers with at most this many distinct observed integer values are categorical.
+    m
+        Number of synthetic datasets (composing to :math:`m\,\varepsilon`).
+    scale, shift, target_epsilon
+        The mechanism's weights :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g)` and its
+        calibration (:class:`~pseudopost.PseudoPosterior`).
+    weight_floor
+        Every level of every categorical part keeps at least this share of its weighted share
+        (0: the papers' weights; 1: shares kept exactly); ``floor_cost`` also fits without the
+        floor and records the epsilon it would have had (``result.epsilon_without_floor``).
+    draws, tune, chains, workers, seed, progress
+        Sampling of every part (threads: ``workers``; Dask tasks when a ``distributed`` client
+        is active); one ``seed`` drives fitting and synthesis.
 
     Returns
     -------
     SynthesisResult
-        ``synthetic``, ``choices`` (the table of column, role, detected type, model, reason),
-        ``result`` (epsilon, per-record Lipschitz bounds, weights, diagnostics).
 
     Notes
     -----
     Privacy: ``result.epsilon`` is the local :math:`\varepsilon_x = 2\max_i\Delta_i` of the
-    whole record (add/remove one record; range-restricted paper eq. 1-2), per synthetic
-    dataset; the automatic choices are read from the data outside the accountant (see the
-    module docstring).
+    whole record (add/remove one record; range-restricted paper eqs. 1-2, 7), every column's
+    parts under the record's one weight, per synthetic dataset; the declarations and the
+    automatic choices are public (module docstring).
     """
     check_frame(frame, "frame", min_rows=2)
-    bad = [c for c in frame.columns if not isinstance(c, str)]
-    if bad:
-        raise TypeError(f"Column names of 'frame' must be strings; got {bad!r}.")
-    keep = list(SequentialModel._names(keep, "keep"))
-    missing = [c for c in keep if c not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"'keep' names column(s) {missing} that are not in 'frame' "
-            f"(columns: {list(frame.columns)})."
-        )
-    if order is None:
-        order = [c for c in frame.columns if c not in keep]
-    order = SequentialModel._names(order, "order")
-    missing = [c for c in order if c not in frame.columns]
-    if missing:
-        raise ValueError(
-            f"'order' names column(s) {missing} that are not in 'frame' "
-            f"(columns: {list(frame.columns)})."
-        )
-    if unmodelled not in ("keep", "marginal"):
-        raise ValueError(f"'unmodelled' must be 'keep' or 'marginal'. Got {unmodelled!r}.")
     m = check_positive_int(m, "m")
-    given = _check_models(frame, models)
-    for c in frame.columns:  # missing values and unsupported dtypes, before choosing
-        encode_column(frame[c], c)
-
-    rest = [c for c in frame.columns if c not in order and c not in keep]
-    marginal = rest if unmodelled == "marginal" else []
-    idle = [c for c in given if c not in order and c not in marginal]
-    if idle:
-        raise ValueError(
-            f"'models' gives a model for column(s) {idle}, which are not synthesized; add them "
-            f"to 'order' (or use unmodelled='marginal')."
-        )
-    kept = keep + ([] if unmodelled == "marginal" else rest)
-    rows, specs = [], {}
-    for col in [*marginal, *order]:
-        conditioned = col in order and (bool(kept) or bool(marginal) or order.index(col) > 0)
-        auto = choose_model(frame[col], col, conditioned=conditioned)
-        if col in given:
-            spec, reason = given[col], "given by the user"
-        else:
-            spec, reason = auto.model, auto.reason
-        specs[col] = spec
-        role = "marginal" if col in marginal else "synthetic"
-        rows.append((col, role, auto.detected, _model_name(spec), reason))
-    for col in kept:
-        rows.append((col, "kept", choose_model_type(frame[col], col), "-", "released as given"))
-    tr = dict(transforms or {})
-    for col, spec in specs.items():
-        name = spec if isinstance(spec, str) else ""
-        if col not in tr and name in LOG_SCALE:
-            tr[col] = "log1p"
-    choices = pd.DataFrame(rows, columns=["column", "role", "detected", "model", "reason"])
-    choices["as_predictor"] = [_as_predictor(frame, c, tr, specs.get(c)) for c in choices.column]
-    choices = choices.set_index("column").loc[list(frame.columns)].reset_index()
-
-    model = SequentialModel(
-        order,
-        {c: specs[c] for c in [*marginal, *order]},
+    model = FileModel(
+        order=order,
+        predictor_matrix=predictor_matrix,
+        models=models,
         keep=keep,
-        unmodelled=unmodelled,
-        transforms=tr,
+        drop=drop,
+        missing_codes=missing_codes,
+        spikes=spikes,
+        transforms=transforms,
+        knots=knots,
+        interactions=interactions,
+        rules=rules,
+        structural_zeros=structural_zeros,
+        codebook=codebook,
+        max_levels=max_levels,
+    )
+    mechanism = PseudoPosterior(
+        model,
+        scale,
+        shift,
+        target_epsilon=target_epsilon,
+        weight_floor=weight_floor,
+        floor_cost=floor_cost,
+        workers=workers,
     )
     rng = as_generator(seed)
     fit_seed, synth_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=2))
-    result = PseudoPosterior(
-        model, scale, shift, target_epsilon=target_epsilon, sampler=sampler
-    ).fit(frame, draws=draws, tune=tune, chains=chains, seed=fit_seed, progress=progress)
+    result = mechanism.fit(
+        frame, draws=draws, tune=tune, chains=chains, seed=fit_seed, progress=progress
+    )
     frames = result.synthesize_datasets(m, seed=synth_seed)
+    choices = model.choices(result.prepared)
     return SynthesisResult(frames[0] if m == 1 else frames, choices, result, model)
-
-
-def choose_model_type(series: pd.Series, column: str) -> str:
-    """The detected type of a column (as in :func:`choose_model`), for the choices table."""
-    return choose_model(series, column).detected
-
-
-def _as_predictor(frame: pd.DataFrame, col: str, transforms: Mapping, spec) -> str:
-    t = transforms.get(col)
-    if t == "codes":
-        return "integer codes"
-    if isinstance(t, tuple):
-        return f"(x - {t[0]:g}) / {t[1]:g}"
-    if t is not None:
-        return f"{t}(x)"
-    s = frame[col]
-    numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-    if numeric and not (spec is not None and categorical_spec(spec)):
-        return "as given"
-    _, info = encode_column(s, col, as_categorical=True) if numeric else encode_column(s, col)
-    return f"one-hot, reference {info.levels[0]!r}"

@@ -1,4 +1,7 @@
-"""``pseudopost.synthesize``: automatic model choice, validation, and a small Adult run."""
+"""``pseudopost.synthesize`` on whole files as they are: automatic choices, validation, the real
+survey files with their missing cells (shares of missing cells and codes kept, weighted epsilon
+below unweighted, the input untouched), the weight floor, SPSS files with their labels, and one
+seed giving one file whatever the number of threads."""
 
 import warnings
 
@@ -6,7 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pseudopost.datasets import DATA_DIR
+from pseudopost.models.status import split_status
 from pseudopost.synthesis import choose_model, model_class, synthesize
+
+DRAWS = 100
 
 
 def _choice(values, **kw):
@@ -78,30 +85,43 @@ def test_bad_input_is_refused_before_any_work(small):
     with pytest.raises(ValueError, match=r"Unknown model name 'gamma' for column 'x'"):
         synthesize(small, models={"x": "gamma"})
     with pytest.raises(ValueError, match=r"not synthesized"):
-        synthesize(small, order=["x"], models={"k": "poisson"})
-    with pytest.raises(ValueError, match=r"Column 'g' has missing values \(row 5"):
-        synthesize(small.assign(g=small.g.where(small.index != 5, None)))
+        synthesize(small, order=["x"], keep=["g", "k"], models={"k": "poisson"})
+    with pytest.raises(ValueError, match=r"neither in 'order' nor in 'keep' or 'drop'"):
+        synthesize(small, order=["x"])
     with pytest.raises(ValueError, match=r"at least 2 rows. Got 0"):
         synthesize(small.iloc[:0])
-    with pytest.raises(ValueError, match=r"Column 'one' has a single level 'only'"):
-        synthesize(small.assign(one="only"))
     bad = small.assign(x=small.x.where(small.index != 4, 0.0))
-    with pytest.raises(ValueError, match=r"Column 'x' must be strictly positive.*row 4"):
+    with pytest.raises(ValueError, match=r"outcome 'x' must be strictly positive .* record 4"):
         synthesize(bad, models={"x": "lognormal"})
     with pytest.raises(TypeError, match=r"must be a pandas DataFrame"):
         synthesize(small.to_numpy())
+    with pytest.raises(TypeError, match=r"code 'x' of column 'k' must be a number"):
+        synthesize(small, missing_codes={"k": ["x"]})
+    with pytest.raises(ValueError, match=r"'weight_floor' parameter must be in the interval"):
+        synthesize(small, weight_floor=2.0)
 
 
+def test_missing_cells_and_constant_columns_are_accepted(small):
+    from pseudopost.models.file import FileModel
+
+    frame = small.assign(g=small.g.where(small.index != 5, None), one="only")
+    model = FileModel()
+    table = model.choices(model.prepare(frame)).set_index("column")
+    assert "missing cells and codes are levels" in table.loc["g", "reason"]
+    assert table.loc["one", "parts"] == "-"  # one level: drawn with certainty, no part
+
+
+# ---------------------------------------------------------------------- a small Adult run
 @pytest.fixture(scope="module")
 def adult_run():
-    """A small Adult subsample (fixed seed) through the whole pipeline: ~1 min on 2 cores."""
+    """A small Adult subsample (fixed seed) through the whole pipeline."""
     from pseudopost.datasets import load_adult
 
     frame = load_adult()[["sex", "age", "income"]].sample(300, random_state=4)
     frame = frame.reset_index(drop=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = synthesize(frame, draws=200, tune=200, seed=9, sampler="nutpie-jax")
+        out = synthesize(frame, draws=200, tune=200, seed=9)
     return frame, out
 
 
@@ -118,11 +138,13 @@ def test_adult_choices_and_synthetic_frame(adult_run):
     table = out.choices.set_index("column")
     assert list(table.model) == ["logistic", "negative_binomial", "logistic"]
     assert set(table.role) == {"synthetic"}
+    assert table.loc["age", "parts"] == "age.value (negative_binomial)"
     syn = out.synthetic
     assert (syn.dtypes == frame.dtypes).all()
     for c in ("sex", "income"):
         assert set(syn[c]) <= set(frame[c])
     assert out.synthetic_columns == ["sex", "age", "income"]
+    assert out.result.likelihood == "parts"
 
 
 def test_adult_same_seed_same_synthesis(adult_run):
@@ -149,3 +171,153 @@ def test_adult_synthesize_m_is_deprecated_and_returns_its_old_types(adult_run):
     with pytest.warns(DeprecationWarning):
         single = out.synthesize(m=1, seed=5)
     pd.testing.assert_frame_equal(single, out.synthesize(seed=5))
+
+
+# ---------------------------------------------------------------------- real files as they are
+def _survey(name: str, n: int) -> pd.DataFrame:
+    return pd.read_csv(DATA_DIR / name).sample(n, random_state=7).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module", params=["yrbss.csv", "slid.csv"])
+def survey_run(request):
+    frame = _survey(request.param, 400)
+    before = frame.copy(deep=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = synthesize(frame, draws=DRAWS, tune=DRAWS, seed=3)
+    return request.param, frame, before, out
+
+
+def _shares(frame: pd.DataFrame, infos) -> dict[tuple[str, str], float]:
+    out = {}
+    for col, info in infos.items():
+        status, _, _ = split_status(frame[col], info.codes, info.spikes)
+        for s in range(1, len(info.levels)):
+            out[(col, info.levels[s])] = float(np.mean(status == s))
+    return out
+
+
+def test_survey_files_keep_every_missing_code_and_spike_share(survey_run):
+    """The test: for every column and every non-observed status s (missing, each code, each
+    spike) with real share p, the mean share over 3 synthetic datasets of the unweighted
+    synthesizer (the model's fit to the data) is within 4 standard errors of p, the standard
+    error combining the synthetic sampling sqrt(p (1 - p) / (3 n)) and the posterior of the
+    share sqrt(p (1 - p) / n), plus 1/n for p near 0 (an empty level may take a record)."""
+    name, frame, _, out = survey_run
+    n = len(frame)
+    infos = {p.name: p.column.info for p in out.result.prepared.plan.plans}
+    real = _shares(frame, infos)
+    assert real, "the file has missing cells"
+    syn = [_shares(s, infos) for s in out.synthesize_datasets(3, seed=11, weighted=False)]
+    for key, p in real.items():
+        got = np.mean([s[key] for s in syn])
+        se = np.sqrt(p * (1 - p) / (3 * n) + p * (1 - p) / n)
+        assert abs(got - p) <= 4 * se + 1.0 / n, (name, key, p, got)
+
+
+def test_survey_files_weighted_epsilon_below_unweighted_and_input_untouched(survey_run):
+    name, frame, before, out = survey_run
+    pd.testing.assert_frame_equal(frame, before)
+    assert out.epsilon < out.unweighted_epsilon, name
+    syn = out.synthetic
+    assert list(syn.columns) == list(frame.columns)
+    assert (syn.dtypes == frame.dtypes).all()
+    # no level with at least 5 % of the records vanishes from the weighted synthesizer
+    for col in frame.columns:
+        if frame[col].dtype == object or isinstance(frame[col].dtype, pd.StringDtype):
+            common = frame[col].value_counts(dropna=False, normalize=True)
+            common = common[common >= 0.05].index
+            held = set(syn[col].dropna()) | ({np.nan} if syn[col].isna().any() else set())
+            for level in common:
+                assert (level in held) or (pd.isna(level) and syn[col].isna().any()), (col, level)
+
+
+# ---------------------------------------------------------------------- the weight floor
+def test_weight_floor_keeps_the_smallest_of_three_near_equal_levels():
+    """Three near-equal levels and nothing else: with the papers' weights the riskiest level's
+    records share the highest risk and get weight 0; with weight_floor = 1 every level keeps its
+    share, and the smallest's synthetic share is within Monte Carlo error of its real share
+    (4 standard errors of a share of n records, twice: synthetic sampling and the posterior).
+    The floor's cost is reported as the epsilon it would have had without the floor."""
+    n = 300
+    g = np.repeat(["a", "b", "c"], [104, 100, 96])
+    frame = pd.DataFrame({"g": np.random.default_rng(0).permutation(g)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = synthesize(frame, draws=300, tune=100, weight_floor=1.0, floor_cost=True, seed=4)
+    p = 96 / n
+    shares = [np.mean(s.g == "c") for s in out.synthesize_datasets(5, seed=2)]
+    se = np.sqrt(p * (1 - p) / (5 * n) + p * (1 - p) / n)
+    assert abs(np.mean(shares) - p) <= 4 * se
+    alpha = out.alpha.to_numpy()
+    means = [alpha[frame.g.to_numpy() == lv].mean() for lv in "abc"]
+    assert min(means) >= max(means) * (1 - 1e-6)  # every level's mean weight the same
+    assert out.epsilon_without_floor is not None
+    assert out.epsilon_without_floor < out.epsilon  # the floor's cost in epsilon
+
+
+def test_papers_weights_let_the_riskiest_level_vanish():
+    from pseudopost.risk.weights import level_floor, risk_weights
+
+    g = np.repeat([0, 1, 2], [104, 100, 96])
+    risk = np.where(g == 2, 1.31, np.where(g == 1, 1.27, 1.25))  # one risk per level
+    alpha = risk_weights(risk)
+    assert alpha[g == 2].max() == 0.0  # the papers' weights: level 2 gets weight 0
+    half = level_floor(alpha, [g], 0.5)
+    share = [half[g == k].sum() / half.sum() for k in range(3)]
+    assert share[2] >= 0.5 * 96 / 300 - 1e-9  # at least half its share, present
+    assert np.all(half >= alpha)  # raised, never lowered
+
+
+# ---------------------------------------------------------------------- threads and SPSS
+def test_same_seed_same_file_whatever_the_number_of_threads(small):
+    frame = small.assign(g=small.g.where(small.index % 7 != 0, None))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        one = synthesize(frame, draws=60, tune=60, seed=8, workers=1)
+        two = synthesize(frame, draws=60, tune=60, seed=8, workers=3)
+    pd.testing.assert_frame_equal(one.synthetic, two.synthetic)
+    assert one.epsilon == two.epsilon
+
+
+def test_spss_file_round_trips_with_its_labels_and_missing_values(tmp_path):
+    pyreadstat = pytest.importorskip("pyreadstat")
+    from pseudopost.formats import read_file, write_file
+
+    rng = np.random.default_rng(5)
+    n = 200
+    raw = pd.DataFrame(
+        {
+            "sex": rng.choice([1.0, 2.0], n),
+            "income": np.round(rng.lognormal(7, 0.6, n)),
+            "region": rng.choice([1.0, 2.0, 3.0], n),
+        }
+    )
+    raw.loc[rng.random(n) < 0.1, "income"] = -8.0  # not applicable
+    raw.loc[rng.random(n) < 0.05, "income"] = -9.0  # refused
+    raw.loc[rng.random(n) < 0.05, "region"] = 9.0  # don't know
+    labels = {
+        "sex": {1.0: "female", 2.0: "male"},
+        "income": {-8.0: "not applicable", -9.0: "refused"},
+        "region": {1.0: "north", 2.0: "south", 3.0: "west", 9.0: "don't know"},
+    }
+    path = tmp_path / "survey.sav"
+    pyreadstat.write_sav(
+        raw, str(path), variable_value_labels=labels,
+        missing_ranges={"income": [-8.0, -9.0], "region": [9.0]},
+        variable_measure={"sex": "nominal", "income": "scale", "region": "nominal"},
+    )  # fmt: skip
+    frame, book = read_file(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = synthesize(frame, codebook=book, draws=60, tune=60, seed=1)
+    syn = out.synthetic
+    assert set(syn["income"][syn["income"] < 0]) <= {-8.0, -9.0}
+    written = write_file(syn, tmp_path / "synthetic.sav", book)
+    _, meta = pyreadstat.read_sav(str(written), user_missing=True)
+    _, meta0 = pyreadstat.read_sav(str(path), user_missing=True)
+    assert meta.variable_value_labels == meta0.variable_value_labels
+    assert meta.missing_ranges == meta0.missing_ranges
+    again, book2 = read_file(written)
+    assert book2.missing_codes == book.missing_codes
+    assert list(again.columns) == list(frame.columns)

@@ -23,7 +23,7 @@ import xarray as xr
 from pseudopost.fitting.sampler import posterior_tree, run_nutpie
 from pseudopost.models.parts import Part, Stats
 
-__all__ = ["PartSampler", "nutpie_model", "sample_part", "shared_data"]
+__all__ = ["PartSampler", "nutpie_model", "preconditioned_model", "sample_part", "shared_data"]
 
 
 def shared_data(part: Part, stats: Stats) -> dict[str, np.ndarray]:
@@ -61,6 +61,50 @@ def nutpie_model(part: Part, stats: Stats):
     )
 
 
+#: shared-data names of the preconditioner (mode and factor) beside the statistics
+_X0, _L = "__laplace_x0", "__laplace_L"
+
+
+def preconditioned_model(part: Part, stats: Stats):
+    """A nutpie model of the same posterior in the variables :math:`z` of
+    :mod:`pseudopost.fitting.laplace` (:math:`x = x_0 + L z`, a constant Jacobian): shared data
+    are the statistics' arrays and the preconditioner's ``x0`` and ``L``, swapped together
+    with ``with_data``; the draws are expanded back to the part's parameters."""
+    from nutpie.compiled_pyfunc import from_pyfunc
+
+    density = part.log_density(stats)
+    layout = part.layout
+    d = layout.size
+
+    def make_logp():
+        def logp(z, **arrays):
+            x0, L = arrays.pop(_X0), arrays.pop(_L)
+            lp, grad = density.logp_data(x0 + L @ z, **arrays)
+            return lp, L.T @ grad
+
+        return logp
+
+    def make_expand(seed1, seed2, chain):
+        return lambda z, **arrays: layout.unpack(arrays[_X0] + arrays[_L] @ z)
+
+    def initial(seed):
+        return np.random.default_rng(seed).uniform(-1.0, 1.0, d)
+
+    data = {**shared_data(part, stats), _X0: np.zeros(d), _L: np.eye(d)}
+    return from_pyfunc(
+        ndim=d,
+        make_logp_fn=make_logp,
+        make_expand_fn=make_expand,
+        make_initial_point_fn=initial,
+        expanded_dtypes=[np.dtype("float64")] * len(layout.names),
+        expanded_shapes=layout.shapes,
+        expanded_names=layout.names,
+        shared_data=data,
+        dims=part.dims(),
+        coords=part.coords(),
+    )
+
+
 def _check_counts(draws: int, tune: int, chains: int) -> None:
     for name, v, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
         if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < low:
@@ -76,11 +120,21 @@ class PartSampler:
         The column part.
     stats
         Statistics of the shape to build for (any weights); every :meth:`sample` swaps its own.
+    precondition
+        Sample in the Laplace-preconditioned variables (:mod:`pseudopost.fitting.laplace`: the
+        same posterior, far fewer leapfrog steps for parts with many correlated parameters);
+        the mode and Hessian are recomputed from each fit's statistics.
     """
 
-    def __init__(self, part: Part, stats: Stats) -> None:
+    def __init__(self, part: Part, stats: Stats, *, precondition: bool = True) -> None:
         self.part = part
-        self.compiled = None if part.conjugate else nutpie_model(part, stats)
+        self.precondition = bool(precondition)
+        if part.conjugate:
+            self.compiled = None
+        elif self.precondition:
+            self.compiled = preconditioned_model(part, stats)
+        else:
+            self.compiled = nutpie_model(part, stats)
 
     def sample(
         self,
@@ -96,10 +150,16 @@ class PartSampler:
         _check_counts(draws, tune, chains)
         if self.part.conjugate:
             return _exact_tree(self.part, stats, draws, chains, seed)
-        compiled = self.compiled.with_data(**shared_data(self.part, stats))
+        data = shared_data(self.part, stats)
+        if self.precondition:
+            from pseudopost.fitting.laplace import laplace_transform
+
+            data[_X0], data[_L] = laplace_transform(self.part, stats)
+        compiled = self.compiled.with_data(**data)
         trace = run_nutpie(
-            compiled, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress
-        )
+            compiled, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress,
+            adaptation="diag" if self.precondition else "low_rank",
+        )  # fmt: skip
         return posterior_tree(trace, self.part.layout.names)
 
 

@@ -255,9 +255,13 @@ def posterior_tree(trace: xr.DataTree, keep) -> xr.DataTree:
     return xr.DataTree.from_dict(groups)
 
 
-def run_nutpie(compiled, *, draws, tune, chains, seed, progress) -> xr.DataTree:
-    """nutpie's sampler as every adapter runs it: low-rank mass-matrix adaptation, one chain
-    per core up to the machine's cores, no warm-up draws kept."""
+def run_nutpie(
+    compiled, *, draws, tune, chains, seed, progress, adaptation: str = "low_rank"
+) -> xr.DataTree:
+    """nutpie's sampler as every adapter runs it: low-rank mass-matrix adaptation (``"diag"``
+    for a density already preconditioned, such as a column part's in
+    :mod:`pseudopost.fitting.laplace`), one chain per core up to the machine's cores, no
+    warm-up draws kept."""
     import nutpie
 
     return nutpie.sample(
@@ -269,7 +273,7 @@ def run_nutpie(compiled, *, draws, tune, chains, seed, progress) -> xr.DataTree:
         seed=seed,
         progress_bar=progress,
         save_warmup=False,
-        adaptation="low_rank",
+        adaptation=adaptation,
     )
 
 

@@ -139,10 +139,13 @@ def _check_cap(adapter: MechanismAdapter, spec: ReleaseSpec, statement: PrivacyS
         raise adapter.over_cap(spec, statement)
 
 
-def _check_finite(synthetic: list[pd.DataFrame]) -> None:
+def _check_finite(synthetic: list[pd.DataFrame], missing_allowed: bool = False) -> None:
+    """Refuse non-finite synthetic numbers; empty cells (NaN) are allowed when the adapter
+    releases files with missing cells (``MechanismAdapter.missing_cells``)."""
     for j, frame in enumerate(synthetic, start=1):
         values = frame.select_dtypes("number")
-        bad = ~np.isfinite(values.to_numpy(dtype=float))
+        numbers = values.to_numpy(dtype=float, na_value=np.nan)
+        bad = np.isinf(numbers) if missing_allowed else ~np.isfinite(numbers)
         if bad.any():
             col = values.columns[int(np.flatnonzero(bad.any(axis=0))[0])]
             raise ReleaseError(
@@ -173,7 +176,7 @@ def run_release(
     t0 = time.perf_counter()
     produced.synthetic = adapter.synthesize(spec, produced)
     produced.timings["synthesize"] = time.perf_counter() - t0
-    _check_finite(produced.synthetic)
+    _check_finite(produced.synthetic, adapter.missing_cells)
     t0 = time.perf_counter()
     measures = adapter.measures(spec, data, produced.synthetic)
     produced.timings["measures"] = time.perf_counter() - t0

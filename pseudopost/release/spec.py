@@ -6,8 +6,8 @@ datasets, the output folder and the budget. :func:`load_spec` reads the common s
 (:data:`pseudopost.release.adapters.ADAPTERS`, picked by ``[mechanism] name``)::
 
     [data]
-    path = "../data/fatigue.csv"      # CSV or Parquet; relative to the spec file
-    format = "csv"                    # optional: csv | parquet (default: from the suffix)
+    path = "../data/fatigue.csv"      # CSV, Parquet, SPSS .sav or Stata .dta; relative to the spec
+    format = "csv"                    # optional: csv | parquet | sav | dta (default: the suffix)
 
     [mechanism]
     name = "pseudo_posterior"         # pseudo_posterior | reps | prism | entropy
@@ -60,6 +60,10 @@ __all__ = [
 
 #: the mechanisms registered when pseudopost was imported (see ADAPTERS for the live registry)
 MECHANISMS = tuple(ADAPTERS)
+
+#: data formats a spec may name (``data.format``, default from the suffix): SPSS ``.sav`` and
+#: Stata ``.dta`` files are read by :func:`pseudopost.formats.read_file`
+DATA_FORMATS = ("csv", "parquet", "sav", "dta")
 
 #: the common sections' keys: key -> (required, kind); adapters add keys to release and budget
 COMMON = {
@@ -157,8 +161,8 @@ def load_spec(path: str | Path, out: str | Path | None = None) -> ReleaseSpec:
 def _data_path(base: Path, data: dict[str, Any]) -> tuple[Path, str]:
     data_path = (base / data["path"]).resolve()
     suffix = data_path.suffix.lower().lstrip(".")
-    fmt = data.get("format", {"pq": "parquet"}.get(suffix, suffix))
-    choice("data.format", fmt, ("csv", "parquet"))
+    fmt = data.get("format", {"pq": "parquet", "zsav": "sav"}.get(suffix, suffix))
+    choice("data.format", fmt, DATA_FORMATS)
     return data_path, fmt
 
 
@@ -183,12 +187,16 @@ def load_data(spec: ReleaseSpec) -> pd.DataFrame:
     """Read the spec's data file; a missing or unreadable file is a :class:`SpecError`."""
     path = spec.data_path
     if not path.is_file():
-        raise fail("data.path", str(path), "an existing CSV or Parquet file", "correct the path.")
+        raise fail("data.path", str(path), "an existing data file", "correct the path.")
     try:
         if spec.data_format == "csv":
             frame = pd.read_csv(path)
-        else:
+        elif spec.data_format == "parquet":
             frame = pd.read_parquet(path)
+        else:  # SPSS / Stata, labels as categories and user-missing values as codes
+            from pseudopost.formats import read_file
+
+            frame, _ = read_file(path)
     except Exception as exc:  # pandas raises many types for unreadable files
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise SpecError(

@@ -23,6 +23,7 @@ which makes every weight 1 whatever the data.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -34,6 +35,7 @@ __all__ = [
     "NORMALISATIONS",
     "RiskSummary",
     "check_weight_knobs",
+    "level_floor",
     "normalise_risk",
     "risk_summary",
     "risk_weights",
@@ -132,3 +134,103 @@ def risk_weights(
     r"""Weights :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` from risks :math:`L_i`."""
     c, g = check_weight_knobs(scale, shift)
     return weights_from_risk(risk, risk_summary(risk, method), c, g)
+
+
+def level_floor(
+    alpha: np.ndarray,
+    groups: Mapping[str, np.ndarray] | Sequence[np.ndarray],
+    floor: float,
+    *,
+    tol: float = 1e-9,
+    max_passes: int = 1000,
+) -> np.ndarray:
+    r"""Weights raised (never lowered) so that no level of a categorical variable vanishes.
+
+    With the papers' linear normalisation every record of a categorical level without predictors
+    shares one risk, so the riskiest level gets weight 0 and nearly disappears from the
+    synthetic file, and near-equal risks are stretched to the whole range [0, 1] (issue 16,
+    item 5). For each grouping :math:`g` (one per categorical part: record i's level
+    :math:`g_i`, -1 where the record has none) this floor asks every level's mean weight to be at
+    least ``floor`` times the mean weight of the grouping's records,
+
+    .. math::
+        \bar\alpha_k \ge f\,\bar\alpha, \qquad
+        \bar\alpha_k = \frac{1}{n_k}\sum_{g_i = k}\alpha_i, \quad
+        \bar\alpha = \frac{1}{n}\sum_{g_i \ge 0}\alpha_i,
+
+    so that the level's weighted share :math:`n_k\bar\alpha_k / n\bar\alpha` is at least
+    :math:`f` times its share in the data: :math:`f = 0` is the papers' weights, :math:`f = 1`
+    keeps every level's share exactly (the weighted likelihood then has the data's margins, as
+    survey raking does), and any :math:`f > 0` keeps every level present. A level below its
+    floor has all its weights raised by one amount :math:`\delta`, :math:`\alpha_i \leftarrow
+    \min(1, \alpha_i + \delta)` (the riskier records of the level stay the lower-weighted ones),
+    :math:`\delta` solved exactly; raising one level raises :math:`\bar\alpha` and other
+    groupings' means, so passes repeat until every floor holds (a monotone, bounded iteration).
+    Raising weights raises epsilon: the accountant measures it on the raised weights (the
+    mechanism can report the epsilon without the floor beside it). Like the weights themselves
+    (module docstring) the floor spends no separate budget.
+
+    Parameters
+    ----------
+    alpha
+        Weights in [0, 1].
+    groups
+        Integer level arrays (n,), one per grouping (a mapping's values are used).
+    floor
+        f in [0, 1].
+    tol
+        Relative tolerance of the floors.
+    max_passes
+        Passes over the groupings before giving up (a ``RuntimeError``).
+
+    Returns
+    -------
+    numpy.ndarray
+        The raised weights (a new array; ``alpha`` is not modified).
+    """
+    a = np.asarray(alpha, dtype=float)
+    if a.ndim != 1 or np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+        raise ValueError("'alpha' must be a vector of weights in [0, 1].")
+    f = float(floor)
+    if not 0.0 <= f <= 1.0:
+        raise ValueError(f"'floor' must be in [0, 1]. Got {floor!r}.")
+    arrays = list(groups.values()) if isinstance(groups, Mapping) else list(groups)
+    for g in arrays:
+        if np.shape(g) != a.shape:
+            raise ValueError(f"Each grouping must have one level per record ({a.size}).")
+    out = a.copy()
+    if f == 0.0 or not arrays:
+        return out
+    coded = [(np.asarray(g, dtype=np.int64), np.asarray(g) >= 0) for g in arrays]
+    for _ in range(max_passes):
+        worst = 0.0
+        for g, on in coded:
+            if not on.any():
+                continue
+            target = f * out[on].mean()
+            n_k = np.bincount(g[on], minlength=1)
+            mean_k = np.bincount(g[on], weights=out[on], minlength=n_k.size) / np.maximum(n_k, 1)
+            for k in np.flatnonzero((n_k > 0) & (mean_k < target * (1.0 - tol))):
+                members = on & (g == k)
+                out[members] = _raise_mean(out[members], target)
+                worst = max(worst, (target - mean_k[k]) / max(target, 1e-300))
+        if worst <= tol:
+            return out
+    raise RuntimeError(f"level_floor did not converge in {max_passes} passes (floor {f}).")
+
+
+def _raise_mean(w: np.ndarray, target: float) -> np.ndarray:
+    r""":math:`\min(1, w_i + \delta)` with :math:`\delta \ge 0` the smallest whose mean is
+    ``target`` (or all ones when ``target`` >= 1): exact, from the sorted weights."""
+    if target >= 1.0:
+        return np.ones_like(w)
+    s = np.sort(w)[::-1]  # the first j records reach 1 when delta >= 1 - s[j-1]
+    n = s.size
+    tail = np.concatenate([np.cumsum(s[::-1])[::-1], [0.0]])  # tail[j] = sum of s[j:]
+    for j in range(n + 1):
+        # j records at 1, the rest w + delta: mean = (j + tail[j] + (n - j) delta) / n
+        delta = (target * n - j - tail[j]) / (n - j) if j < n else 0.0
+        if j == n or delta <= 1.0 - s[j]:
+            if j == 0 or delta >= 1.0 - s[j - 1]:
+                return np.minimum(1.0, w + max(delta, 0.0))
+    return np.ones_like(w)  # pragma: no cover

@@ -116,6 +116,11 @@ LIGHTER_EXAMPLES = {
     # compilation (tests/releases/prism cover the PGM backend)
     "prism": ("german_credit_prism.toml", {"prism": {"backend": "naive_bayes"}}),
     "entropy": ("breast_cancer_entropy.toml", {}),
+    # a sample of the records and few draws: the whole-file pipeline, not its accuracy
+    "whole_file": (
+        "slid_file.toml",
+        {"file": {"sample": 300}, "sampling": {"draws": 40, "tune": 40, "chains": 1}},
+    ),
 }
 
 
@@ -143,7 +148,7 @@ def _example_layout(folder: Path) -> Path:
     """``folder/examples`` and ``folder/data`` as in the repository (data copied)."""
     (folder / "examples").mkdir(parents=True, exist_ok=True)
     (folder / "data").mkdir(exist_ok=True)
-    for name in ("fatigue.csv", "breast_cancer_wdbc.csv", "german_credit.csv"):
+    for name in ("fatigue.csv", "breast_cancer_wdbc.csv", "german_credit.csv", "slid.csv"):
         if not (folder / "data" / name).exists():
             shutil.copyfile(DATA_DIR / name, folder / "data" / name)
     return folder

@@ -65,7 +65,7 @@ CASES = [
         "data-not-found",
         {"data": {"path": "nowhere.csv"}},
         None,
-        "spec key 'data.path': expected an existing CSV",
+        "spec key 'data.path': expected an existing data file",
     ),
     (
         "data-format",
@@ -95,7 +95,7 @@ CASES = [
         "unknown-mechanism",
         {"mechanism": {"name": "laplace"}},
         None,
-        "spec key 'mechanism.name': expected one of ['pseudo_posterior', 'reps', 'prism', 'entropy']",
+        "spec key 'mechanism.name': expected one of ['pseudo_posterior', 'reps', 'prism', 'entropy', 'whole_file']",
     ),
     (
         "draws-string",

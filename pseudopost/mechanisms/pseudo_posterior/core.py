@@ -53,6 +53,8 @@ from pymc.model.fgraph import clone_model
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_in_interval, check_positive, check_positive_int
 from pseudopost.fitting.cache import statistics_sampler, weighted_sampler
+from pseudopost.fitting.columns import ColumnSampler, file_part_data
+from pseudopost.fitting.columns import statistics_data as part_statistics
 from pseudopost.fitting.sampler import SAMPLERS, Sampler, SamplingWarning, model_data
 from pseudopost.fitting.sufficient import statistics_data, total_statistics, unsupported_reason
 from pseudopost.mechanisms.pseudo_posterior.result import (
@@ -65,6 +67,7 @@ from pseudopost.mechanisms.pseudo_posterior.result import (
 from pseudopost.mechanisms.pseudo_posterior.settings import FitSettings, diagnose, fit_seeds
 from pseudopost.models.base import Prepared, SynthModel
 from pseudopost.models.custom import PyMCModel
+from pseudopost.models.file import FileModel
 from pseudopost.models.loglik import stack_draws
 from pseudopost.models.weighting import CENSOR_NAME, WEIGHTS_NAME
 from pseudopost.privacy.accountant import Accounting, account, sensitive_function
@@ -77,6 +80,7 @@ from pseudopost.privacy.decomposition import (
     Unrestricted,
 )
 from pseudopost.privacy.fused import record_function
+from pseudopost.privacy.kernels.parts import PartAccountant
 from pseudopost.privacy.lipschitz import (
     DEFAULT_MAX_BYTES,
     PerRecordFunction,
@@ -86,11 +90,17 @@ from pseudopost.privacy.lipschitz import (
 )
 from pseudopost.risk.inclusion import inclusion_lambda
 from pseudopost.risk.ranges import SensitiveRange
-from pseudopost.risk.weights import Normalisation, check_weight_knobs, normalise_risk, risk_weights
+from pseudopost.risk.weights import (
+    Normalisation,
+    check_weight_knobs,
+    level_floor,
+    normalise_risk,
+    risk_weights,
+)
 
 __all__ = ["LIKELIHOODS", "PseudoPosterior", "PseudoPosteriorResult"]
 
-LIKELIHOODS = ("auto", "full", "sufficient")
+LIKELIHOODS = ("auto", "full", "sufficient", "parts")
 _NO_CENSOR = 1e300  # censor bound of the unweighted (ordinary) posterior of a censored model
 
 
@@ -148,7 +158,24 @@ class PseudoPosterior:
         grow with n; otherwise the full per-record model. ``"full"`` forces the per-record
         model; ``"sufficient"`` requires the fast path (error if unavailable). Both give the same
         posterior; the accountant visits every record either way. The path used is in
-        ``result.likelihood`` and ``datatree.attrs["likelihood"]``.
+        ``result.likelihood`` and ``datatree.attrs["likelihood"]``. A whole-file model
+        (:class:`~pseudopost.models.file.FileModel`) takes the ``"parts"`` path: every column
+        part's weighted posterior fitted alone from its grouped statistics
+        (:mod:`pseudopost.fitting.columns`; ``sampler`` is not used), the parts' draws paired
+        by index, risk and accountant from the fused per-column kernel
+        (:class:`~pseudopost.privacy.kernels.parts.PartAccountant`, no n x M matrix).
+    weight_floor
+        f in [0, 1]: after the risk weights, raise (never lower) weights so that every level of
+        every categorical part keeps at least f times its share of the weighted likelihood
+        (:func:`~pseudopost.risk.weights.level_floor`; a model with categorical levels, such as
+        a whole-file model). 0 (default) is the papers' weights.
+    floor_cost
+        When the floor changed the weights, also fit and account the pseudo posterior with the
+        weights before the floor and record its epsilon (``privacy`` attribute
+        ``epsilon_without_floor``): the floor's cost in epsilon. One more weighted fit.
+    workers
+        Threads that fit a whole-file model's parts in parallel (default: the machine's
+        cores); a ``distributed`` client, when active, fits them as Dask tasks instead.
     """
 
     def __init__(
@@ -169,7 +196,10 @@ class PseudoPosterior:
         exclude_quantile: float | None = None,
         sampler: Literal["nutpie", "nutpie-jax", "pymc"] = "nutpie",
         max_bytes: int = DEFAULT_MAX_BYTES,
-        likelihood: Literal["auto", "full", "sufficient"] = "auto",
+        likelihood: Literal["auto", "full", "sufficient", "parts"] = "auto",
+        weight_floor: float = 0.0,
+        floor_cost: bool = False,
+        workers: int | None = None,
     ) -> None:
         if isinstance(model, pm.Model):
             model = PyMCModel(model)
@@ -230,6 +260,30 @@ class PseudoPosterior:
             raise ValueError(
                 f"The 'likelihood' parameter must be one of {LIKELIHOODS}. Got {likelihood!r}."
             )
+        self.weight_floor = check_in_interval(weight_floor, "weight_floor", 0.0, 1.0)
+        if self.weight_floor > 0 and not hasattr(model, "level_groups"):
+            raise ValueError(
+                f"'weight_floor' keeps the levels of a model's categorical parts; "
+                f"{type(model).__name__} has none (use a whole-file model, FileModel)."
+            )
+        self.floor_cost = bool(floor_cost)
+        if workers is not None:
+            check_positive_int(workers, "workers")
+        self.workers = workers
+        parts = isinstance(model, FileModel)
+        if parts and likelihood not in ("auto", "parts"):
+            raise ValueError(
+                f"A whole-file model is fitted part by part (likelihood='parts'); "
+                f"likelihood={likelihood!r} is not available for it."
+            )
+        if parts and (sensitive_range is not None or self.censor_epsilon is not None):
+            raise ValueError(
+                "A whole-file model supports the plain weighted pseudo posterior only: sensitive "
+                "ranges need a single outcome, and censoring clips a record's sum over its "
+                "columns, which breaks the factorisation over parts."
+            )
+        if likelihood == "parts" and not parts:
+            raise ValueError("likelihood='parts' needs a whole-file model (FileModel).")
         if likelihood == "sufficient":
             reason = (
                 "censoring clips each record's contribution, which no sum preserves"
@@ -288,6 +342,11 @@ class PseudoPosterior:
                 "were given."
             )
         if is_dask_input(data):
+            if isinstance(self.model, FileModel):
+                raise ValueError(
+                    "A whole-file model is fitted in memory (its parts run as Dask tasks when a "
+                    "distributed client is active); pass a pandas DataFrame."
+                )
             from pseudopost.mechanisms.pseudo_posterior.dask.backend import fit_dask
 
             return fit_dask(self, data, draws=draws, tune=tune, chains=chains, seed=seed,
@@ -315,6 +374,10 @@ class PseudoPosterior:
                 alpha = risk_weights(risk, self.scale, self.shift, self.normalisation)
             else:
                 alpha = fixed
+            #    and the floor that keeps every level of a categorical part (issue 16 item 5)
+            unfloored = alpha
+            if self.weight_floor > 0:
+                alpha = level_floor(alpha, self.model.level_groups(prepared), self.weight_floor)
         # 3. public/sensitive split (eqs. 20-21): alpha*, c_i and the sensitive part g
         with clock("decomposition"):
             decomp = self._decomposition(fitted, unweighted, bounds, seeds[3])
@@ -322,6 +385,10 @@ class PseudoPosterior:
         # 4. the pseudo posterior (eq. 1) and its accountant, eps_x = 2 max_i Delta_i (eq. 7)
         fit = _weighted_fit(fitted, decomp, sens, alpha, seeds[1])
         clock.timings["weighted_fit"], clock.timings["accountant"] = fit.seconds
+        floor_eps = None
+        if self.floor_cost and not np.array_equal(alpha, unfloored):
+            with clock("floor_cost"):  # the same fit without the floor: its cost in epsilon
+                floor_eps = _weighted_fit(fitted, decomp, sens, unfloored, seeds[1]).epsilon
         # 5. optional: Lipschitz re-weighting, calibration to a target, draw exclusion
         if self.reweight:
             alpha = _lipschitz_reweight(alpha, fit.lipschitz, self.scale)
@@ -337,6 +404,9 @@ class PseudoPosterior:
         tree = _assemble(
             self, fitted, unweighted, fit, risk, decomp, lip, kept, bounds, calibration, origin
         )
+        tree["privacy"].attrs["weight_floor"] = self.weight_floor
+        if floor_eps is not None:
+            tree["privacy"].attrs["epsilon_without_floor"] = floor_eps
         return PseudoPosteriorResult(
             tree, diagnostics, clock.timings, self.model, prepared, fitted.built, calibration
         )
@@ -345,6 +415,22 @@ class PseudoPosterior:
         """This fit's own model and record function, and a compiled sampler borrowed from the
         cache by structure (:mod:`pseudopost.fitting.cache`)."""
         path, note = self._likelihood_path(prepared)
+        if path == "parts":
+            parts, data = file_part_data(self.model, prepared)
+            return _Fitted(
+                model=self.model,
+                prepared=prepared,
+                built=None,
+                data={},
+                sampler=ColumnSampler(parts, workers=self.workers),
+                loglik=PartAccountant(parts, data, max_bytes=self.max_bytes),
+                settings=settings,
+                max_bytes=self.max_bytes,
+                path=path,
+                path_note=note,
+                bound=None,
+                part_data=tuple(data),
+            )
         built = self.model.build(prepared)
         if isinstance(self.model, PyMCModel):  # the user's own model object: keep a copy of
             built = clone_model(built)  # its data now, whatever is set in it later
@@ -368,7 +454,12 @@ class PseudoPosterior:
         )
 
     def _likelihood_path(self, prepared: Prepared) -> tuple[str, str]:
-        """("sufficient" | "full", why): the fast path whenever allowed and available."""
+        """("sufficient" | "full" | "parts", why): the fast path whenever allowed and available."""
+        if isinstance(self.model, FileModel):
+            return "parts", (
+                "fitted part by part from grouped statistics (per-column posteriors paired by "
+                "draw; exact)"
+            )
         if self.likelihood == "full":
             return "full", "per-record likelihood (likelihood='full')"
         if self.censor_epsilon is not None:
@@ -448,7 +539,7 @@ class _Fitted:
 
     model: SynthModel
     prepared: Prepared
-    built: pm.Model
+    built: pm.Model | None
     data: dict[str, np.ndarray]
     sampler: Sampler
     loglik: PerRecordFunction
@@ -457,10 +548,13 @@ class _Fitted:
     path: str
     path_note: str
     bound: float | None
+    part_data: tuple | None = None  # the "parts" path: each part's (grouped) data
 
     def sampler_data(self, weights: np.ndarray, unweighted: bool = False) -> dict:
         """Everything the sampler's model reads for the given weights: the weighted sufficient
         statistics, or this fit's record data, the weights and the censoring bound."""
+        if self.path == "parts":
+            return part_statistics(self.sampler.parts, self.part_data, weights)
         if self.path == "sufficient":
             return statistics_data(
                 self.model, total_statistics(self.model, self.prepared.arrays, weights)
@@ -478,6 +572,8 @@ class _Fitted:
 
     def draws(self, tree: xr.DataTree) -> dict[str, np.ndarray]:
         """Flat draws (chain-major) of the model's free variables."""
+        if self.path == "parts":
+            return stack_draws(tree["posterior"].to_dataset(), self.loglik.free_names)
         return stack_draws(tree["posterior"].to_dataset(), [rv.name for rv in self.built.free_RVs])
 
 

@@ -15,6 +15,7 @@ family                              class                                ready m
 ``negative_binomial``               :class:`NegativeBinomialPart`        NegativeBinomialRegression
 ``zero_truncated_negative_binomial``:class:`ZeroTruncatedNegativeBinomialPart`  HurdleNegativeBinomial's count part
 ``dirichlet_categorical``           :class:`DirichletCategoricalPart`    DirichletCategorical (conjugate)
+``masked_categorical``              :class:`MaskedCategoricalPart`       (structural zeros: a categorical over allowed levels)
 ==================================  ===================================  ==========================
 """
 
@@ -35,7 +36,9 @@ from pseudopost.models.parts.base import (
 from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
 from pseudopost.models.parts.dirichlet_categorical import DirichletCategoricalPart
+from pseudopost.models.parts.grouped import GroupedData
 from pseudopost.models.parts.lognormal import LogNormalPart
+from pseudopost.models.parts.masked_categorical import MaskedCategoricalPart
 from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
 from pseudopost.models.parts.normal import NormalPart
 from pseudopost.models.parts.ordinal import OrdinalPart
@@ -51,8 +54,10 @@ __all__ = [
     "CategoricalPart",
     "DirichletCategoricalPart",
     "Encoded",
+    "GroupedData",
     "Layout",
     "LogNormalPart",
+    "MaskedCategoricalPart",
     "NegativeBinomialPart",
     "NormalPart",
     "OrdinalPart",
@@ -81,6 +86,7 @@ FAMILIES: dict[str, type[Part]] = {
         NegativeBinomialPart,
         ZeroTruncatedNegativeBinomialPart,
         DirichletCategoricalPart,
+        MaskedCategoricalPart,
     )
 }
 

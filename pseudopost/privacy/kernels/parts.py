@@ -48,7 +48,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from numba import njit, prange
 
-from pseudopost.models.parts import SEP, Part, PartData, row_keys
+from pseudopost.models.parts import SEP, Encoded, GroupedData, Part, PartData, row_keys
+from pseudopost.privacy.decomposition import Decomposition, Unrestricted
 from pseudopost.privacy.fused import DENSE_MAX
 from pseudopost.privacy.kernels.glm import chunks
 from pseudopost.privacy.lipschitz import DEFAULT_MAX_BYTES, AbsReduction
@@ -133,6 +134,22 @@ def reduce_kernel(LT, lidx, ET, gidx, gy, gaux, ginv, gconst, coef, n_chunks, wa
     return per_record, per_draw
 
 
+def _encode(part: Part, data: PartData | GroupedData) -> Encoded:
+    """A part's records encoded for evaluation; grouped data: per group, mapped to records."""
+    if isinstance(data, PartData):
+        return part.encode(data)
+    e = part.encode(data.data)
+    rec = data.records
+    act = rec >= 0
+    index = np.full(data.n, -1, dtype=np.int64)
+    index[act] = e.index[rec[act]]
+    if part.kind != "gauss":
+        return Encoded(data.n, e.rows, index, e.key_row, e.key_y, e.y, e.aux)
+    y, aux = np.zeros(data.n), np.zeros(data.n)
+    y[act], aux[act] = e.y[rec[act]], e.aux[rec[act]]
+    return Encoded(data.n, e.rows, index, e.key_row, e.key_y, y, aux)
+
+
 class PartAccountant:
     """The fused per-record log-likelihood of a whole file's parts (module docstring).
 
@@ -145,7 +162,9 @@ class PartAccountant:
     parts
         The file's parts (unique names).
     data
-        One :class:`~pseudopost.models.parts.PartData` per part (same records, same order).
+        One :class:`~pseudopost.models.parts.PartData` per part (same records, same order), or
+        its :class:`~pseudopost.models.parts.GroupedData` (records mapped to their groups: the
+        tables are computed per group, the sums per record, with the same values).
     max_bytes
         Memory for one draw block's tables (and, on the NumPy path, its (records x draws)
         block).
@@ -175,6 +194,9 @@ class PartAccountant:
         bad = [type(p).__name__ for p in parts if not isinstance(p, Part)]
         if bad:
             raise TypeError(f"'parts' must hold Part objects; got {bad}.")
+        bad = [type(d).__name__ for d in data if not isinstance(d, (PartData, GroupedData))]
+        if bad:
+            raise TypeError(f"'data' must hold PartData or GroupedData objects; got {bad}.")
         names = [p.name for p in parts]
         if len(set(names)) != len(names):
             raise ValueError(f"Part names must be unique; got {names}.")
@@ -194,8 +216,22 @@ class PartAccountant:
         self.observed = names
         self.free_names = [f"{p.name}{SEP}{q}" for p in parts for q in p.layout.names]
         self.extra_names: list[str] = []
-        self.encoded = [p.encode(d) for p, d in zip(parts, data, strict=True)]
+        self.encoded = [_encode(p, d) for p, d in zip(parts, data, strict=True)]
         self._index()
+
+    def with_decomposition(self, decomposition: Decomposition) -> PartAccountant:
+        """The sensitive function g of ``decomposition``: the record log-likelihood itself for
+        the plain weighted pseudo posterior (:class:`~pseudopost.privacy.decomposition.
+        Unrestricted`). Range restrictions and censoring are not defined for a whole file (a
+        record has several outcomes; censoring clips the record's sum, which breaks the
+        factorisation over parts): a ``ValueError`` says so."""
+        if isinstance(decomposition, Unrestricted):
+            return self
+        raise ValueError(
+            f"The per-column accountant accounts the plain weighted pseudo posterior only; the "
+            f"'{decomposition.name}' decomposition (sensitive ranges or censoring) needs a "
+            f"single-outcome model."
+        )
 
     def _index(self) -> None:
         """Per-record rows into the concatenated tables (built once)."""

@@ -13,12 +13,20 @@ from pseudopost.release.adapters.entropy import EntropyAdapter
 from pseudopost.release.adapters.prism import PRISMAdapter
 from pseudopost.release.adapters.pseudo_posterior import PseudoPosteriorAdapter
 from pseudopost.release.adapters.reps import REPSAdapter
+from pseudopost.release.adapters.whole_file import WholeFileAdapter
 
 __all__ = ["ADAPTERS", "AccountResult", "MechanismAdapter", "Produced", "adapter_for"]
 
 #: ``[mechanism] name`` -> its adapter, in the order the error messages list them
 ADAPTERS: dict[str, MechanismAdapter] = {
-    a.name: a for a in (PseudoPosteriorAdapter(), REPSAdapter(), PRISMAdapter(), EntropyAdapter())
+    a.name: a
+    for a in (
+        PseudoPosteriorAdapter(),
+        REPSAdapter(),
+        PRISMAdapter(),
+        EntropyAdapter(),
+        WholeFileAdapter(),
+    )
 }
 
 

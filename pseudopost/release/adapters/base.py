@@ -108,6 +108,9 @@ class MechanismAdapter(ABC):
     release_required: ClassVar[bool] = False
     #: explanations of sections/keys of other mechanisms' layouts ("section" or "section.key")
     hints: ClassVar[Mapping[str, str]] = {}
+    #: whether the synthetic data may hold empty cells (a whole file's missing answers); the
+    #: command then refuses only infinite values, not NaN
+    missing_cells: ClassVar[bool] = False
 
     # ------------------------------------------------------------------ spec
     @abstractmethod

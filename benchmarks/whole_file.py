@@ -1,0 +1,241 @@
+"""Whole files side by side with synthpop: wall time, utility and disclosure (issue 16).
+
+One run prints one table. For each file, as it is (Adult: all 48,842 records, 15 columns, "?"
+cells missing; YRBSS: 13,583 records, 13 columns, 9,476 empty cells):
+
+* synthpop (R, ``syn()`` with CART, its default; ``benchmarks/_synthpop.py``);
+* pseudopost's whole-file synthesizer (``pp.synthesize``: every column part fitted alone,
+  risk, weights with the level floor, weighted refit, accountant), whose one run gives both the
+  **unweighted** synthesizer (the posterior of the risk step, epsilon = unweighted epsilon) and
+  the **weighted** one (the released mechanism, its epsilon, and the epsilon it would have had
+  without the floor).
+
+Measures, the same definitions for all three outputs: S_pMSE by synthpop's own ``utility.gen``
+(CART, its default; synthpop's permutation null) on every synthetic file, repU and DiSCO by
+synthpop's ``disclosure()`` for the keys and target stated below; when R is absent, the same
+measures from :mod:`pseudopost.evaluate` (synthpop's definitions) and synthpop's rows are
+skipped with a message. Then n = 10^6 records x 10 columns (a simulated survey file with
+missing cells, a code and a spike) with the parts fitted as Dask tasks on a local
+``distributed`` cluster (threads), its wall time and the peak memory of the process.
+
+Goals (printed, never asserted): whole-file wall time at most 10x synthpop's on the same file;
+Adult full at most 5 minutes; unweighted S_pMSE at most 1.5x synthpop's; weighted repU and DiSCO
+below synthpop's; 10^6 x 10 on Dask under 4 GB.
+
+Run: ``.venv/bin/python benchmarks/whole_file.py [--draws 100] [--adult-n 48842]
+[--files adult yrbss] [--dask-n 1000000] [--workers 1]``. Writes
+``benchmarks/results/whole_file.{md,csv}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+import warnings
+
+import _synthpop
+import numpy as np
+import pandas as pd
+from _common import report
+
+import pseudopost as pp
+from pseudopost.evaluate import disclosure_measures, propensity_utility
+
+ADULT_EDUCATION = [
+    "Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "10th", "11th", "12th", "HS-grad",
+    "Some-college", "Assoc-voc", "Assoc-acdm", "Bachelors", "Masters", "Prof-school", "Doctorate",
+]  # fmt: skip
+
+#: public declarations of each file (a codebook's facts; stated in the results)
+FILES = {
+    "adult": {
+        "load": lambda: pd.read_csv(_synthpop.DATA / "adult.csv.gz"),
+        "keys": ["age", "sex", "race", "marital-status"],
+        "target": "income",
+        "declarations": {
+            "rules": [
+                f"`education-num` == {k} when education == '{lv}'"
+                for k, lv in enumerate(ADULT_EDUCATION, 1)
+            ]
+            + ["occupation is missing when workclass is missing"],
+            "predictor_matrix": {"native-country": ["age", "workclass", "education", "race"]},
+        },
+        "note": "education-num fixed by 16 rules (its codebook); native-country conditioned "
+        "on age, workclass, education and race",
+    },
+    "yrbss": {
+        "load": lambda: pd.read_csv(_synthpop.DATA / "yrbss.csv"),
+        "keys": ["age", "gender", "grade", "race"],
+        "target": "helmet_12m",
+        "declarations": {},
+        "note": "no declarations (defaults)",
+    },
+}
+
+
+def _measures(real, syn, keys, target, seed):
+    """S_pMSE (CART), repU and DiSCO: synthpop's own when R is there, else pseudopost's."""
+    ug = _synthpop.utility_gen(real, syn[list(real.columns)], seed=seed)
+    dis = _synthpop.disclosure(real, syn, keys, target)
+    if ug is not None and dis is not None:
+        return {"S_pMSE": ug["S_pMSE"], "repU": dis["repU"], "DiSCO": dis["DiSCO"],
+                "measured by": "synthpop"}  # fmt: skip
+    pu = propensity_utility(real, syn[list(real.columns)], nperms=50, seed=seed)
+    d = disclosure_measures(real, syn, keys, target)
+    return {"S_pMSE": pu.S_pMSE_synthpop, "repU": d.repU, "DiSCO": d.DiSCO,
+            "measured by": "pseudopost.evaluate"}  # fmt: skip
+
+
+def run_file(name: str, args) -> list[dict]:
+    spec = FILES[name]
+    frame = spec["load"]()
+    if name == "adult" and args.adult_n < len(frame):
+        frame = frame.sample(args.adult_n, random_state=args.seed).reset_index(drop=True)
+    rows = []
+    base = {"file": name, "records": len(frame), "columns": frame.shape[1]}
+    syn = _synthpop.synthesize(frame, seed=args.seed)
+    if syn is not None:
+        rows.append({**base, "synthesizer": "synthpop CART", "wall s": syn.wall_seconds,
+                     "epsilon": np.nan,
+                     **_measures(frame, syn.synthetic, spec["keys"], spec["target"], args.seed)})  # fmt: skip
+        print(f"{name}: synthpop done ({syn.wall_seconds:.1f} s)", flush=True)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = pp.synthesize(
+            frame, **spec["declarations"], draws=args.draws, tune=args.draws, chains=args.chains,
+            workers=args.workers, floor_cost=True, seed=args.seed, progress=False,
+        )  # fmt: skip
+    wall = time.perf_counter() - t0
+    timings = {k: round(v, 1) for k, v in out.result.timings.items()}
+    print(f"{name}: pseudopost done ({wall:.1f} s): {timings}", flush=True)
+    unweighted = out.synthesize(seed=args.seed + 1, weighted=False)
+    for label, data, eps in (
+        ("pseudopost unweighted", unweighted, out.unweighted_epsilon),
+        ("pseudopost weighted", out.synthetic, out.epsilon),
+    ):
+        rows.append({**base, "synthesizer": label, "wall s": wall, "epsilon": eps,
+                     "epsilon without floor": out.epsilon_without_floor
+                     if label.endswith("weighted") and "un" not in label else np.nan,
+                     **_measures(frame, data, spec["keys"], spec["target"], args.seed)})  # fmt: skip
+    return rows
+
+
+# ---------------------------------------------------------------------- 10^6 x 10 on Dask
+def simulated_file(n: int, seed: int) -> pd.DataFrame:
+    """A survey-like file: 10 columns, missing cells, a code (-8), a spike (40 hours)."""
+    rng = np.random.default_rng(seed)
+    sex = rng.choice(["F", "M"], n)
+    region = rng.choice(["n", "s", "e", "w", "c"], n).astype(object)
+    region[rng.random(n) < 0.05] = None
+    age = rng.integers(16, 90, n)
+    employed = np.where(rng.random(n) < 0.3 + 0.005 * (age - 16), "no", "yes")
+    educ = pd.Categorical(rng.choice(["low", "mid", "high"], n, p=[0.3, 0.5, 0.2]),
+                          categories=["low", "mid", "high"], ordered=True)  # fmt: skip
+    income = np.round(rng.lognormal(10 + 0.3 * (educ.codes), 0.6, n))
+    income[employed == "no"] = -8.0
+    income[rng.random(n) < 0.05] = np.nan
+    hours = np.where(rng.random(n) < 0.4, 40, rng.integers(5, 70, n)).astype(float)
+    hours[employed == "no"] = 0.0
+    marital = rng.choice(["single", "married", "divorced", "widowed"], n)
+    children = np.minimum(rng.poisson(1.2, n), 5)
+    health = rng.choice(["poor", "fair", "good"], n).astype(object)
+    health[rng.random(n) < 0.02] = None
+    return pd.DataFrame({"sex": sex, "region": region, "age": age, "employed": employed,
+                         "education": educ, "income": income, "hours": hours,
+                         "marital": marital, "children": children, "health": health})  # fmt: skip
+
+
+def dask_run(n: int, draws: int, seed: int) -> dict:
+    """The 10^6 x 10 run inside this process (called in a fresh subprocess)."""
+    from distributed import Client, LocalCluster
+
+    frame = simulated_file(n, seed)
+    t0 = time.perf_counter()
+    with LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                      dashboard_address=None) as cluster, Client(cluster):  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = pp.synthesize(
+                frame, missing_codes={"income": [-8]}, spikes={"hours": [40]},
+                rules=["hours == 0 when employed == 'no'", "income == -8 when employed == 'no'"],
+                draws=draws, tune=draws, chains=1, seed=seed, progress=False,
+            )  # fmt: skip
+    wall = time.perf_counter() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024**2  # KiB -> GiB
+    return {"file": f"simulated {n:.0e} x 10", "records": n, "columns": 10,
+            "synthesizer": "pseudopost weighted (Dask)", "wall s": wall, "epsilon": out.epsilon,
+            "peak GiB": peak, "timings": {k: round(v, 1) for k, v in out.result.timings.items()}}  # fmt: skip
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", nargs="*", default=list(FILES))
+    parser.add_argument("--adult-n", type=int, default=48842)
+    parser.add_argument("--draws", type=int, default=100)
+    parser.add_argument("--chains", type=int, default=1)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--dask-n", type=int, default=1_000_000)
+    parser.add_argument("--dask-draws", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--dask-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    np.seterr(all="ignore")
+    if args.dask_only:
+        print(json.dumps(dask_run(args.dask_n, args.dask_draws, args.seed)))
+        return 0
+    rows = []
+    for name in args.files:
+        rows += run_file(name, args)
+    if args.dask_n > 0:
+        proc = subprocess.run(
+            [sys.executable, __file__, "--dask-only", "--dask-n", str(args.dask_n),
+             "--dask-draws", str(args.dask_draws), "--seed", str(args.seed)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        if proc.returncode == 0:
+            rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        else:
+            print(f"Dask run failed:\n{proc.stderr[-2000:]}")
+    table = pd.DataFrame(rows)
+    report(table.drop(columns=["timings"], errors="ignore"), "whole_file",
+           f"Whole files: pseudopost and synthpop (draws = {args.draws}, chains = {args.chains})")  # fmt: skip
+    print(_goals(table))
+    for name in args.files:
+        print(f"- {name}: {FILES[name]['note']}")
+    return 0
+
+
+def _goals(table: pd.DataFrame) -> str:
+    lines = ["\nGoals (printed, not asserted):"]
+    for name in table.file.unique():
+        t = table[table.file == name].set_index("synthesizer")
+        if "synthpop CART" in t.index and "pseudopost weighted" in t.index:
+            ratio = t.loc["pseudopost weighted", "wall s"] / t.loc["synthpop CART", "wall s"]
+            lines.append(f"- {name}: wall time {ratio:.1f}x synthpop's (goal <= 10x): "
+                         f"{'met' if ratio <= 10 else 'not met'}")  # fmt: skip
+            s = t.loc["pseudopost unweighted", "S_pMSE"] / t.loc["synthpop CART", "S_pMSE"]
+            lines.append(f"- {name}: unweighted S_pMSE {s:.2f}x synthpop's (goal <= 1.5x): "
+                         f"{'met' if s <= 1.5 else 'not met'}")  # fmt: skip
+            for m in ("repU", "DiSCO"):
+                w, sp = t.loc["pseudopost weighted", m], t.loc["synthpop CART", m]
+                lines.append(f"- {name}: weighted {m} {w:.3g} vs synthpop's {sp:.3g} (goal below): "
+                             f"{'met' if w < sp else 'not met'}")  # fmt: skip
+        if name == "adult" and "pseudopost weighted" in t.index:
+            wall = t.loc["pseudopost weighted", "wall s"]
+            full = t.loc["pseudopost weighted", "records"] >= 48842
+            lines.append(f"- adult{' full' if full else ' (sample)'}: {wall:.0f} s (goal <= 300 s): "
+                         f"{'met' if wall <= 300 else 'not met'}")  # fmt: skip
+        if "Dask" in " ".join(t.index):
+            row = t.iloc[0]
+            lines.append(f"- {name}: {row['wall s']:.0f} s, peak {row['peak GiB']:.2f} GiB (goal "
+                         f"< 4 GiB): {'met' if row['peak GiB'] < 4 else 'not met'}")  # fmt: skip
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,223 @@
+r"""Per-column fitting of a whole file: every part's weighted posterior alone, in parallel.
+
+For fixed weights :math:`\alpha` the pseudo posterior of a sequential model factorises over its
+parts (issue 16; DESIGN.md section 9): part q's parameters :math:`\theta_q` appear only in its
+own term of the record log-likelihood, the priors are independent, and a record's weight
+multiplies each term, so
+
+.. math::
+    \prod_i \prod_q p_q(x_i \mid \theta_q)^{\alpha_i a_{iq}} \prod_q \pi(\theta_q)
+    = \prod_q \Bigl[\prod_i p_q(x_i \mid \theta_q)^{\alpha_i a_{iq}}\, \pi(\theta_q)\Bigr].
+
+Each factor is a posterior of its own, fitted from the part's grouped statistics
+(:mod:`pseudopost.models.parts`): nutpie on the written-out density
+(:class:`~pseudopost.fitting.parts.PartSampler`, its own step size and mass matrix), or exact
+draws for a conjugate part (Dirichlet-categorical). Independent fits of the factors are draws of
+the product: draw (chain c, draw d) of every part together is one joint draw, so the parts'
+draws are *paired by index* into one posterior (variables ``"{part}::{param}"``), which the risk
+step and the accountant evaluate as the sum over parts
+(:class:`~pseudopost.privacy.kernels.parts.PartAccountant`).
+
+Parallelism: parts are fitted on a pool of threads (nutpie's sampler runs in Rust and NumPy
+releases the GIL in the densities' heavy loops), or as Dask tasks when a ``distributed`` client
+is active (a cluster fits parts on different workers). Each part's seed is a function of the fit
+seed and the part's position only (:func:`part_seed`), so the same seed gives the same draws
+whatever the number of workers or their schedule.
+
+:class:`ColumnSampler` follows the package's sampler protocol: it is built once for the parts,
+keeps no data of a fit, and ``sample(data, *, draws, tune, chains, seed, progress)`` takes the
+statistics of every part (:func:`statistics_data`: arrays keyed ``"{part}::{statistic}"``).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import xarray as xr
+
+from pseudopost.fitting.parts import PartSampler
+from pseudopost.fitting.sampler import Sampler
+from pseudopost.models.parts import SEP, GroupedData, Part, PartData, Stats
+
+__all__ = ["ColumnSampler", "active_client", "file_part_data", "part_seed", "statistics_data"]
+
+
+def part_seed(seed: int, position: int) -> int:
+    """The seed of the part at ``position`` for the fit seed ``seed`` (independent streams of
+    one ``SeedSequence``; nothing else enters)."""
+    ss = np.random.SeedSequence(entropy=int(seed), spawn_key=(int(position),))
+    return int(ss.generate_state(1, np.uint32)[0])
+
+
+def file_part_data(model, prepared) -> tuple[list[Part], list[PartData | GroupedData]]:
+    """A whole-file model's parts and their data, one design matrix alive at a time: grouped by
+    (design row, outcome) for parts evaluated per key (:class:`~pseudopost.models.parts.
+    GroupedData`), as records for the normal and log-normal parts (whose statistics are
+    :math:`Z^\top W Z` sums, and whose outcomes are continuous)."""
+    parts, data = [], []
+    for part, d in model.iter_part_data(prepared):
+        parts.append(part)
+        data.append(d if part.kind == "gauss" else GroupedData.of(part, d))
+    return parts, data
+
+
+def statistics_data(
+    parts: Sequence[Part], data: Sequence[PartData | GroupedData], weights: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Every part's grouped statistics under record ``weights``, keyed
+    ``"{part}::{statistic}"`` (the ``data`` of :meth:`ColumnSampler.sample`)."""
+    out = {}
+    for part, d in zip(parts, data, strict=True):
+        stats = d.statistics(part, weights) if isinstance(d, GroupedData) else part.statistics(
+            d, weights
+        )  # fmt: skip
+        out.update({f"{part.name}{SEP}{k}": np.asarray(v) for k, v in stats.arrays.items()})
+    return out
+
+
+def active_client():
+    """The active ``distributed`` client, or None (no client, or distributed not installed)."""
+    try:
+        from distributed import get_client
+    except ImportError:  # pragma: no cover
+        return None
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
+def _fit_one(part: Part, stats: Stats, settings: dict, seed: int, sampler: PartSampler | None):
+    t0 = time.perf_counter()
+    sampler = sampler if sampler is not None else PartSampler(part, stats)
+    tree = sampler.sample(stats, seed=seed, **settings)
+    return tree, time.perf_counter() - t0
+
+
+def _prefixed(part: Part, ds: xr.Dataset) -> xr.Dataset:
+    """A part's variables and its own dimensions named ``"{part}::..."``."""
+    own = [d for d in ds.dims if d not in ("chain", "draw")]
+    ds = ds.rename({d: f"{part.name}{SEP}{d}" for d in own})
+    return ds.rename({v: f"{part.name}{SEP}{v}" for v in ds.data_vars})
+
+
+class ColumnSampler(Sampler):
+    """Fits every part of a whole file separately and pairs their draws (module docstring).
+
+    A :class:`~pseudopost.fitting.sampler.Sampler` whose data are the parts' statistics
+    (:func:`statistics_data`, names ``"{part}::{statistic}"``) rather than a PyMC model's
+    ``pm.Data``: there is no PyMC model (:attr:`model` is None); every part's density is written
+    out in NumPy (:mod:`pseudopost.fitting.parts`), so nothing is ever compiled.
+
+    Parameters
+    ----------
+    parts
+        The file's parts (unique names), in a fixed order (their positions seed their fits).
+    workers
+        Threads for the parts (default: the machine's cores); ignored when a ``distributed``
+        client is active and ``backend`` allows it.
+    backend
+        ``"auto"`` (Dask when a client is active, else threads), ``"threads"`` or ``"dask"``.
+    """
+
+    kind = "columns"
+
+    def __init__(
+        self, parts: Sequence[Part], *, workers: int | None = None, backend: str = "auto"
+    ) -> None:
+        parts = list(parts)
+        names = [p.name for p in parts]
+        if len(set(names)) != len(names):
+            raise ValueError(f"Part names must be unique; got {names}.")
+        if backend not in ("auto", "threads", "dask"):
+            raise ValueError(f"'backend' must be 'auto', 'threads' or 'dask'. Got {backend!r}.")
+        if workers is not None and (
+            isinstance(workers, bool) or not isinstance(workers, int) or workers < 1
+        ):
+            raise ValueError(f"'workers' must be a positive integer. Got {workers!r}.")
+        self.parts = parts
+        self.workers = workers
+        self.backend = backend
+        self.model = None  # no PyMC model: the parts' densities are written out in NumPy
+        self.compilations = 0
+        self._fields = {p.name: tuple(p.empty_statistics().arrays) for p in parts}
+        self._names = frozenset(f"{p}{SEP}{k}" for p, ks in self._fields.items() for k in ks)
+        self._keep = frozenset(f"{p.name}{SEP}{q}" for p in parts for q in p.layout.names)
+        self._samplers: dict[str, PartSampler] = {}
+        self.timings: dict[str, float] = {}
+
+    def __repr__(self) -> str:
+        return f"ColumnSampler(parts={[p.name for p in self.parts]}, backend={self.backend!r})"
+
+    def _stats(self, data: Mapping[str, np.ndarray]) -> list[Stats]:
+        out = []
+        for part in self.parts:
+            prefix = f"{part.name}{SEP}"
+            arrays = {k: np.asarray(data[prefix + k]) for k in self._fields[part.name]}
+            out.append(Stats(part.family, arrays))
+        return out
+
+    def _draw(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
+        """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``)."""
+        stats = self._stats(data)
+        settings = {"draws": draws, "tune": tune, "chains": chains, "progress": progress}
+        seeds = [part_seed(seed, j) for j in range(len(self.parts))]
+        client = active_client() if self.backend in ("auto", "dask") else None
+        if self.backend == "dask" and client is None:
+            raise ValueError("backend='dask' needs an active distributed client.")
+        if client is not None:
+            futures = [
+                client.submit(_fit_one, part, st, settings, s, None, pure=False)
+                for part, st, s in zip(self.parts, stats, seeds, strict=True)
+            ]
+            results = client.gather(futures)
+        else:
+            for part, st in zip(self.parts, stats, strict=True):
+                if part.name not in self._samplers:
+                    self._samplers[part.name] = PartSampler(part, st)
+            jobs = [
+                (part, st, settings, s, self._samplers[part.name])
+                for part, st, s in zip(self.parts, stats, seeds, strict=True)
+            ]
+            workers = self.workers or os.cpu_count() or 1
+            if workers == 1:
+                results = [_fit_one(*job) for job in jobs]
+            else:
+                # largest parts first, so the pool's tail is short
+                order = sorted(range(len(jobs)), key=lambda j: -_cost(stats[j], self.parts[j]))
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    futures = {j: pool.submit(_fit_one, *jobs[j]) for j in order}
+                    results = [futures[j].result() for j in range(len(jobs))]
+        self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
+        return _pair(self.parts, [r[0] for r in results], chains, draws)
+
+
+def _cost(stats: Stats, part: Part) -> float:
+    return float(stats.n_patterns) * part.layout.size
+
+
+def _pair(parts: Sequence[Part], trees: Sequence[xr.DataTree], chains: int, draws: int):
+    """One DataTree whose draw (c, d) is every part's draw (c, d)."""
+    posts, stats = [], []
+    diverging = np.zeros((chains, draws), dtype=np.int64)
+    for part, tree in zip(parts, trees, strict=True):
+        post = tree["posterior"].to_dataset()
+        post = post.assign_coords(chain=np.arange(chains), draw=np.arange(draws))
+        posts.append(_prefixed(part, post))
+        if "sample_stats" in tree.children:
+            ss = tree["sample_stats"].to_dataset()
+            keep = [v for v in ("diverging", "n_steps", "depth") if v in ss]
+            ss = ss[keep].assign_coords(chain=np.arange(chains), draw=np.arange(draws))
+            if "diverging" in ss:
+                diverging += ss["diverging"].to_numpy().astype(np.int64)
+            stats.append(ss.rename({v: f"{part.name}{SEP}{v}" for v in keep}))
+    posterior = xr.merge(posts, compat="no_conflicts", join="exact")
+    sample_stats = xr.merge(stats, join="exact") if stats else xr.Dataset(
+        coords={"chain": np.arange(chains), "draw": np.arange(draws)}
+    )  # fmt: skip
+    sample_stats["diverging"] = (("chain", "draw"), diverging)
+    return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": sample_stats})

@@ -1,0 +1,162 @@
+r"""How each column of a file is modelled: categorical, ordinal, or a numeric family with spikes.
+
+The choice is read from the column's dtype and, for a numeric column, from its *observed* values
+(not its empty cells, codes or spikes) by :func:`~pseudopost.models.registry.choose_model` (a
+float column whose observed values are all integers is read as integers), unless a model name
+is declared. Registry names map to a column's parts:
+
+=====================================  ===========================================================
+model                                  parts
+=====================================  ===========================================================
+``categorical``, ``logistic``,         one categorical over the column's levels (values, then
+``dirichlet_categorical``              missing and each code as levels of their own)
+``ordinal``                            status (if any) + ordered logit over the observed levels
+``normal``, ``lognormal``,             status (if any) + the family on the observed values that are
+``poisson``, ``negative_binomial``     not spikes
+``hurdle_lognormal``                   a spike at 0 + log-normal on the positive values
+``hurdle_count``                       a spike at 0 + zero-truncated negative binomial
+=====================================  ===========================================================
+
+The hurdle models are thus the special case "one spike at zero" of declared spikes (synthpop's
+``semicont``). **Privacy note**: like synthpop and the papers, an automatic choice reads the
+confidential data outside the accountant; state the choices as public (they are listed in the
+choices table) or declare them with ``models=``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pseudopost.models.registry import choose_model
+from pseudopost.models.status import column_kind, split_status
+
+__all__ = ["VALUE_FAMILIES", "ColumnChoice", "choose"]
+
+#: registry name -> value-part family of a numeric column
+VALUE_FAMILIES = {
+    "normal": "normal",
+    "lognormal": "lognormal",
+    "poisson": "poisson",
+    "negative_binomial": "negative_binomial",
+    "hurdle_lognormal": "lognormal",
+    "hurdle_count": "zero_truncated_negative_binomial",
+}
+_CATEGORICAL = ("categorical", "logistic", "dirichlet_categorical")
+
+
+@dataclass(frozen=True)
+class ColumnChoice:
+    """How one column is modelled.
+
+    Attributes
+    ----------
+    column, detected, model, reason : str
+        The column, the detected type, the registry model name and why.
+    categorical : bool
+        One categorical part over the column's levels.
+    ordered : bool
+        An ordered logit on the observed levels (with a status part when needed).
+    family : str or None
+        The value part's family of a numeric column.
+    spikes : tuple
+        The column's spikes: declared ones, plus 0 for a hurdle model.
+    """
+
+    column: str
+    detected: str
+    model: str
+    reason: str
+    categorical: bool
+    ordered: bool = False
+    family: str | None = None
+    spikes: tuple = ()
+
+    @property
+    def as_predictor(self) -> str:
+        return "one-hot" if self.categorical or self.ordered else "value and status"
+
+
+def _observed_series(series: pd.Series, codes: tuple, spikes: tuple, name: str) -> pd.Series:
+    """The observed values that are not spikes, as integers when they all are."""
+    status, values, _ = split_status(series, codes, spikes, name=name)
+    x = np.asarray(values, dtype=np.float64)[status == 0]
+    if x.size and np.all(x == np.round(x)) and np.all(np.abs(x) < 2**53):
+        return pd.Series(x.astype(np.int64), name=name)
+    return pd.Series(x, name=name)
+
+
+def choose(
+    series: pd.Series,
+    name: str,
+    *,
+    declared: str = "auto",
+    codes: tuple = (),
+    spikes: tuple = (),
+    conditioned: bool = True,
+    max_levels: int = 10,
+) -> ColumnChoice:
+    """The model of column ``name`` (module docstring); ``declared`` a registry name or auto.
+
+    Raises
+    ------
+    ValueError
+        A declared model that cannot hold the column (a numeric family for a text column,
+        ``ordinal`` for an unordered text column).
+    """
+    kind = column_kind(series)
+    numeric = kind in ("integer", "float")
+    ordered_cat = kind == "category" and bool(series.cat.ordered)
+    if not numeric:
+        if declared in ("auto", *_CATEGORICAL):
+            if ordered_cat and declared == "auto":
+                return ColumnChoice(name, "ordinal", "ordinal", "ordered categorical", False, True)
+            if declared != "auto":
+                return ColumnChoice(name, "categorical", declared, "given by the user", True)
+            status, values, _ = split_status(series, codes, (), name=name)
+            observed = pd.Series(np.asarray(values, dtype=object)[status == 0], name=name)
+            if observed.nunique() < 2:
+                return ColumnChoice(name, "constant", "categorical", "one observed level", True)
+            if kind == "category":  # its used categories only, in category order
+                used = [c for c in series.cat.categories if c in set(observed)]
+                observed = pd.Series(pd.Categorical(observed, categories=used), name=name)
+            elif kind == "bool":
+                observed = observed.astype(bool)
+            auto = choose_model(observed, name, conditioned=conditioned)
+            extra = ""
+            if (status != 0).any():
+                extra = "; missing cells and codes are levels of their own"
+            return ColumnChoice(name, auto.detected, auto.model, auto.reason + extra, True)
+        if declared == "ordinal":
+            if not ordered_cat:
+                raise ValueError(
+                    f"The model 'ordinal' of column {name!r} needs an ordered categorical "
+                    f"column (pandas Categorical with ordered=True) or numbers; it is {kind}."
+                )
+            return ColumnChoice(name, "ordinal", "ordinal", "given by the user", False, True)
+        raise ValueError(
+            f"The model {declared!r} of column {name!r} is numeric, but the column is {kind} "
+            f"({series.dtype}); declare 'categorical' or convert the column."
+        )
+    spikes = tuple(spikes)
+    if declared != "auto":
+        model, detected, reason = declared, "declared", "given by the user"
+    else:
+        observed = _observed_series(series, codes, spikes, name)
+        if observed.size == 0:
+            return ColumnChoice(name, "empty", "categorical", "no observed value", True)
+        if observed.nunique() < 2:
+            return ColumnChoice(name, "constant", "categorical", "one observed value", True)
+        auto = choose_model(observed, name, conditioned=conditioned, max_levels=max_levels)
+        model, detected, reason = auto.model, auto.detected, auto.reason
+    if model in _CATEGORICAL:
+        return ColumnChoice(name, detected, model, reason, True)
+    if model == "ordinal":
+        return ColumnChoice(name, detected, model, reason, False, True)
+    family = VALUE_FAMILIES[model]
+    if model.startswith("hurdle") and not any(float(s) == 0.0 for s in spikes):
+        spikes = (*spikes, 0)
+        reason += "; zeros are a spike"
+    return ColumnChoice(name, detected, model, reason, False, False, family, spikes)

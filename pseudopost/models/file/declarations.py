@@ -1,0 +1,298 @@
+r"""The public declarations of a whole-file synthesizer, checked for type before any data is read.
+
+Everything here is public (DESIGN.md section 9: it sits outside the accountant and must be
+stated as such): the visit sequence ``order``, the ``predictor_matrix`` (which earlier columns
+each column uses), a model name per column, the columns released as given (``keep``) or left out
+(``drop``), missing ``codes`` and ``spikes`` per column, predictor ``transforms`` and spline
+``knots``, ``interactions`` of categorical predictors, ``rules`` and ``structural_zeros``.
+:class:`Declarations` normalises the arguments (lists to tuples, rule texts to
+:class:`~pseudopost.models.rules.Rule`) and raises a ``TypeError``/``ValueError`` naming the
+argument and the value; the checks against the data (unknown columns, codes of the wrong type,
+rules the data contradict) are :mod:`pseudopost.models.file.model`'s, also before any fitting.
+
+A :class:`~pseudopost.formats.Codebook` (SPSS/Stata metadata) supplies missing codes: its
+:attr:`~pseudopost.formats.Codebook.missing_codes` are merged under the ones given explicitly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pseudopost.formats import Codebook
+from pseudopost.models.registry import MODEL_NAMES
+from pseudopost.models.rules import Rule, StructuralZero
+
+__all__ = ["AUTO", "FILE_MODELS", "TRANSFORMS", "Declarations"]
+
+#: the model name that asks for the automatic choice
+AUTO = "auto"
+#: named public transforms of a numeric predictor (``None``: as given)
+TRANSFORMS = ("log", "log1p", "identity")
+_NO_PART = frozenset({"mixture"})  # registry models without a column part
+#: model names a whole-file column accepts (the registry's names less those without a part)
+FILE_MODELS = (*sorted(set(MODEL_NAMES) - _NO_PART), AUTO)
+
+
+def _names(value: object, argument: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise TypeError(
+            f"'{argument}' must be a list of column names. Got {type(value).__name__}: {value!r}."
+        )
+    names = list(value)
+    bad = [v for v in names if not isinstance(v, str) or not v]
+    if bad:
+        raise TypeError(f"'{argument}' must hold column names (non-empty str). Got {bad!r}.")
+    dup = sorted({v for v in names if names.count(v) > 1})
+    if dup:
+        raise ValueError(f"'{argument}' lists column(s) {dup} more than once.")
+    return tuple(names)
+
+
+def _mapping(value: object, argument: str) -> dict:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise TypeError(
+            f"'{argument}' must be a mapping column -> value. Got {type(value).__name__}."
+        )
+    bad = [k for k in value if not isinstance(k, str) or not k]
+    if bad:
+        raise TypeError(f"'{argument}' must be keyed by column names (str). Got {bad!r}.")
+    return dict(value)
+
+
+def _values(value: object, argument: str, column: str) -> tuple:
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        value = [value]
+    return tuple(value)
+
+
+def _transform(column: str, t: object) -> object:
+    if t is None or t == "identity":
+        return None
+    if isinstance(t, str):
+        if t not in TRANSFORMS:
+            raise ValueError(
+                f"The transform of column {column!r} must be one of {list(TRANSFORMS)} or a "
+                f"(centre, scale) pair of public constants. Got {t!r}."
+            )
+        return t
+    if (
+        isinstance(t, (tuple, list))
+        and len(t) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in t)
+        and all(math.isfinite(v) for v in t)
+        and t[1] > 0
+    ):
+        return (float(t[0]), float(t[1]))
+    raise ValueError(
+        f"The transform of column {column!r} must be one of {list(TRANSFORMS)} or a "
+        f"(centre, scale) pair of public constants with scale > 0. Got {t!r}."
+    )
+
+
+def _knots(column: str, k: object) -> tuple[float, ...]:
+    if isinstance(k, (str, bytes)) or not isinstance(k, Sequence) or not k:
+        raise TypeError(
+            f"The knots of column {column!r} must be a non-empty list of numbers. Got {k!r}."
+        )
+    out = []
+    for v in k:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"The knots of column {column!r} must be finite numbers. Got {v!r}.")
+        out.append(float(v))
+    if any(b <= a for a, b in itertools.pairwise(out)):
+        raise ValueError(f"The knots of column {column!r} must increase strictly. Got {k!r}.")
+    return tuple(out)
+
+
+def _interactions(value: object) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"'interactions' must be a list of column pairs. Got {value!r}.")
+    out = []
+    for pair in value:
+        if (
+            isinstance(pair, (str, bytes))
+            or not isinstance(pair, Sequence)
+            or len(pair) != 2
+            or not all(isinstance(c, str) and c for c in pair)
+            or pair[0] == pair[1]
+        ):
+            raise ValueError(
+                f"'interactions' must hold pairs of two different column names. Got {pair!r}."
+            )
+        out.append((pair[0], pair[1]))
+    return tuple(out)
+
+
+def _as_list(value: object, argument: str) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (str, Mapping, Rule, StructuralZero)):
+        return [value]
+    if not isinstance(value, Sequence):
+        raise TypeError(f"'{argument}' must be a list. Got {type(value).__name__}.")
+    return list(value)
+
+
+@dataclass(frozen=True)
+class Declarations:
+    """A whole file's public declarations (module docstring), normalised.
+
+    Attributes
+    ----------
+    order : tuple of str or None
+        Columns to synthesize, in visit order (None: every column not kept or dropped, in the
+        frame's order).
+    predictor_matrix : dict
+        Column -> tuple of the columns it is conditioned on (kept or earlier in ``order``);
+        a column not listed uses every kept and earlier column.
+    models : dict
+        Column -> model name (:data:`pseudopost.models.registry.MODEL_NAMES`, or ``"auto"``).
+    keep, drop : tuple of str
+        Columns released as given / left out of the synthetic file.
+    missing_codes, spikes : dict
+        Column -> tuple of declared codes / spike values.
+    transforms : dict
+        Column -> ``"log"``, ``"log1p"``, ``(centre, scale)`` or None (as given): how a numeric
+        column enters later columns' designs.
+    knots : dict
+        Column -> increasing public knots (original scale) of its linear-spline terms.
+    interactions : tuple of (str, str)
+        Pairs of categorical columns whose one-hot products enter every later column that uses
+        both.
+    rules : tuple of Rule
+    structural_zeros : tuple of StructuralZero
+    max_levels : int
+        A numeric column with at most this many distinct observed integer values is modelled as
+        categorical (:func:`~pseudopost.models.registry.choose_model`'s ``max_levels``).
+    """
+
+    order: tuple[str, ...] | None = None
+    predictor_matrix: dict = field(default_factory=dict)
+    models: dict = field(default_factory=dict)
+    keep: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+    missing_codes: dict = field(default_factory=dict)
+    spikes: dict = field(default_factory=dict)
+    transforms: dict = field(default_factory=dict)
+    knots: dict = field(default_factory=dict)
+    interactions: tuple = ()
+    rules: tuple = ()
+    structural_zeros: tuple = ()
+    max_levels: int = 10
+
+    @classmethod
+    def from_arguments(
+        cls,
+        *,
+        order: Sequence[str] | None = None,
+        predictor_matrix: Mapping[str, Sequence[str]] | None = None,
+        models: Mapping[str, str] | None = None,
+        keep: Sequence[str] = (),
+        drop: Sequence[str] = (),
+        missing_codes: Mapping[str, Sequence] | Codebook | None = None,
+        spikes: Mapping[str, Sequence[float]] | None = None,
+        transforms: Mapping[str, object] | None = None,
+        knots: Mapping[str, Sequence[float]] | None = None,
+        interactions: Sequence[tuple[str, str]] | None = None,
+        rules: Sequence[Rule | str | Mapping] = (),
+        structural_zeros: Sequence[StructuralZero | str | Mapping] = (),
+        codebook: Codebook | None = None,
+        max_levels: int = 10,
+    ) -> Declarations:
+        """Check and normalise the arguments (types only; the data are checked later)."""
+        if isinstance(missing_codes, Codebook):
+            codebook, missing_codes = missing_codes, None
+        if codebook is not None and not isinstance(codebook, Codebook):
+            raise TypeError(f"'codebook' must be a Codebook. Got {type(codebook).__name__}.")
+        order_t = None if order is None else _names(order, "order")
+        keep_t, drop_t = _names(keep, "keep"), _names(drop, "drop")
+        for a, b, x, y in (
+            ("keep", "drop", keep_t, drop_t),
+            ("order", "keep", order_t or (), keep_t),
+            ("order", "drop", order_t or (), drop_t),
+        ):
+            both = sorted(set(x) & set(y))
+            if both:
+                raise ValueError(f"Column(s) {both} are in both '{a}' and '{b}'.")
+        pm = {}
+        for col, preds in _mapping(predictor_matrix, "predictor_matrix").items():
+            pm[col] = _names(preds, f"predictor_matrix[{col!r}]")
+            if col in pm[col]:
+                raise ValueError(f"'predictor_matrix' conditions column {col!r} on itself.")
+        mods = {}
+        for col, name in _mapping(models, "models").items():
+            if not isinstance(name, str):
+                raise TypeError(
+                    f"The model of column {col!r} must be a model name (one of "
+                    f"{list(FILE_MODELS)}). Got {name!r}."
+                )
+            key = name.lower()
+            if key in _NO_PART:
+                raise ValueError(
+                    f"The model {name!r} of column {col!r} has no column part in a whole-file "
+                    f"synthesizer; choose one of {list(FILE_MODELS)}."
+                )
+            if key not in FILE_MODELS:
+                raise ValueError(
+                    f"Unknown model name {name!r} for column {col!r}; expected one of "
+                    f"{list(FILE_MODELS)}."
+                )
+            mods[col] = key
+        codes = {}
+        if codebook is not None:
+            codes.update({c: tuple(v) for c, v in codebook.missing_codes.items()})
+        for col, v in _mapping(missing_codes, "missing_codes").items():
+            codes[col] = _values(v, "missing_codes", col)
+        spk = {c: _values(v, "spikes", c) for c, v in _mapping(spikes, "spikes").items()}
+        trans = {c: _transform(c, t) for c, t in _mapping(transforms, "transforms").items()}
+        kn = {c: _knots(c, k) for c, k in _mapping(knots, "knots").items()}
+        rules_t = tuple(Rule.from_spec(r) for r in _as_list(rules, "rules"))
+        zeros_t = tuple(
+            StructuralZero.parse(z) for z in _as_list(structural_zeros, "structural_zeros")
+        )
+        if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
+            raise ValueError(f"'max_levels' must be an integer >= 2. Got {max_levels!r}.")
+        return cls(
+            order=order_t,
+            predictor_matrix=pm,
+            models=mods,
+            keep=keep_t,
+            drop=drop_t,
+            missing_codes=codes,
+            spikes=spk,
+            transforms=trans,
+            knots=kn,
+            interactions=_interactions(interactions),
+            rules=rules_t,
+            structural_zeros=zeros_t,
+            max_levels=max_levels,
+        )
+
+    def named_columns(self) -> dict[str, list[str]]:
+        """Argument -> the columns it names (to check against the data)."""
+        out = {
+            "keep": list(self.keep),
+            "drop": list(self.drop),
+            "predictor_matrix": [*self.predictor_matrix]
+            + [c for v in self.predictor_matrix.values() for c in v],
+            "models": list(self.models),
+            "missing_codes": list(self.missing_codes),
+            "spikes": list(self.spikes),
+            "transforms": list(self.transforms),
+            "knots": list(self.knots),
+            "interactions": [c for pair in self.interactions for c in pair],
+        }
+        if self.order is not None:
+            out["order"] = list(self.order)
+        return out

@@ -1,0 +1,210 @@
+r"""How an earlier column enters a later column's design: public features of its status and value.
+
+Column j is a predictor of a later column k through features that depend on the declarations
+only, never on the confidential data's moments (DESIGN.md section 9):
+
+* a **categorical** column (levels: values, then missing and each code): one-hot of every level
+  but the first (the reference), so a missing cell or a code shifts the later column's model
+  like any other level;
+* a **numeric** column: one-hot of each non-observed status it holds (missing, each code, each
+  spike; the reference is "observed"), plus its value :math:`t(x)` through the declared public
+  transform (``log``, ``log1p``, ``(centre, scale)``; ``log`` by default for a log-normal
+  column), 0 when the value is not observed, plus **linear-spline** terms
+  :math:`(t(x) - t(\kappa))_+` at each declared knot :math:`\kappa` (0 when not observed;
+  named ``"{column}>{knot}"``).
+  Knots are public (declared, e.g. from a codebook's bands): knots placed at the data's
+  quantiles would be read outside the accountant, so none are chosen automatically.
+* an **interaction** of two declared categorical columns: the products of their one-hot
+  indicators (statuses included), which lets a later column's model differ by cell (income by
+  sex and marital status) the way a tree's splits do.
+
+Why these: a generalised linear model in each column is linear in its design; spline terms
+capture non-linear effects of continuous predictors (hours at 40, income by age) and
+interactions capture effects that differ by group, the two places where CART beats a plain GLM,
+while every basis function is fixed before the data are seen, so the model's only contact with
+the data is its likelihood, which the accountant covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pseudopost.models.file.encoding import EncodedColumn
+
+__all__ = ["ColumnFeatures", "Design"]
+
+
+def _apply(t: object, x: np.ndarray) -> np.ndarray:
+    if t is None:
+        return x
+    if t == "log":
+        return np.log(x)
+    if t == "log1p":
+        return np.log1p(x)
+    return (x - t[0]) / t[1]
+
+
+def _text(t: object, name: str) -> str:
+    if t is None:
+        return name
+    if isinstance(t, str):
+        return f"{t}({name})"
+    return f"({name} - {t[0]:g}) / {t[1]:g}"
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnFeatures:
+    """The features of one column as a predictor (module docstring)."""
+
+    column: EncodedColumn
+    transform: object = None
+    knots: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        c = self.column
+        if (self.transform is not None or self.knots) and not self._has_value:
+            what = "transform" if self.transform is not None else "knots"
+            raise ValueError(
+                f"Column {c.name!r} has a {what} but enters later columns as one-hot levels "
+                f"(it is modelled categorical or holds no observed number); drop the {what}."
+            )
+        if self._has_value:
+            x = np.asarray(c.values, dtype=np.float64)[c.status == 0]
+            low = {"log": 0.0, "log1p": -1.0}.get(self.transform) if isinstance(
+                self.transform, str
+            ) else None  # fmt: skip
+            if low is not None and x.size and np.any(x <= low):
+                i = int(np.flatnonzero(c.status == 0)[np.flatnonzero(x <= low)[0]])
+                raise ValueError(
+                    f"The transform {self.transform!r} of column {c.name!r} needs observed "
+                    f"values > {low:g}; record {i} has {x[x <= low][0]:g} (declare it a spike "
+                    f"or a code, or choose another transform)."
+                )
+            if self.knots and low is not None and min(self.knots) <= low:
+                raise ValueError(
+                    f"The knots of column {c.name!r} must be > {low:g} for its transform "
+                    f"{self.transform!r}. Got {list(self.knots)}."
+                )
+
+    @property
+    def _has_value(self) -> bool:
+        c = self.column
+        return not (c.categorical or c.ordered) and 0 in c.statuses
+
+    @property
+    def _indicator_levels(self) -> list[tuple[str, object]]:
+        """(name, level code or status code) of each indicator."""
+        c = self.column
+        if c.categorical or c.ordered:
+            return [(_name(c, lv.status, lv.label), k) for k, lv in enumerate(c.levels)][1:]
+        ref = 0 if 0 in c.statuses else c.statuses[0]
+        return [(f"{c.name}:{c.status_label(s)}", s) for s in c.statuses if s != ref]
+
+    @property
+    def indicator_names(self) -> list[str]:
+        return [n for n, _ in self._indicator_levels]
+
+    @property
+    def names(self) -> list[str]:
+        out = self.indicator_names
+        if self._has_value:
+            base = _text(self.transform, self.column.name)
+            out = [*out, base, *(f"{self.column.name}>{k:g}" for k in self.knots)]
+        return out
+
+    @property
+    def width(self) -> int:
+        return len(self.names)
+
+    def indicators(self, status: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """(n, w) one-hot indicators of the levels or statuses."""
+        c = self.column
+        levels = self._indicator_levels
+        out = np.zeros((status.shape[0], len(levels)))
+        key = c.level_codes(status, values) if (c.categorical or c.ordered) else status
+        for j, (_, code) in enumerate(levels):
+            out[:, j] = key == code
+        return out
+
+    def matrix(self, status: np.ndarray, values: np.ndarray) -> np.ndarray:
+        """(n, width) features of a column given as its status codes and values."""
+        ind = self.indicators(status, values)
+        if not self._has_value:
+            return ind
+        obs = status == 0
+        x = np.zeros(status.shape[0])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x[obs] = _apply(self.transform, np.asarray(values, dtype=np.float64)[obs])
+        cols = [ind, x[:, None]]
+        for k in self.knots:
+            tk = float(_apply(self.transform, np.array([k]))[0])
+            cols.append(np.where(obs, np.maximum(x - tk, 0.0), 0.0)[:, None])
+        out = np.concatenate(cols, axis=1)
+        if not np.isfinite(out).all():
+            i = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
+            raise ValueError(
+                f"Column {self.column.name!r}: record {i}'s value has no finite "
+                f"{_text(self.transform, self.column.name)}."
+            )
+        return out
+
+
+def _name(c: EncodedColumn, status: int, label: str) -> str:
+    return f"{c.name}={label}" if status == 0 else f"{c.name}:{label}"
+
+
+@dataclass(frozen=True, eq=False)
+class Design:
+    """The design of one modelled column: the features of its inputs, in order, then the
+    declared interactions among them (both columns an input)."""
+
+    inputs: tuple[ColumnFeatures, ...]
+    interactions: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        names = self.names
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(
+                f"Predictor names {dup} occur twice (two levels with the same label); rename "
+                f"the levels."
+            )
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return tuple(f.column.name for f in self.inputs)
+
+    def _feature(self, name: str) -> ColumnFeatures:
+        return next(f for f in self.inputs if f.column.name == name)
+
+    @property
+    def names(self) -> list[str]:
+        out = [n for f in self.inputs for n in f.names]
+        for a, b in self.interactions:
+            fa, fb = self._feature(a), self._feature(b)
+            out += [f"{x}&{y}" for x in fa.indicator_names for y in fb.indicator_names]
+        return out
+
+    @property
+    def width(self) -> int:
+        return len(self.names)
+
+    def matrix(self, states: Mapping[str, tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
+        """(n, width) design from each input's (status, values)."""
+        blocks = [f.matrix(*states[f.column.name]) for f in self.inputs]
+        for a, b in self.interactions:
+            ia = self._feature(a).indicators(*states[a])
+            ib = self._feature(b).indicators(*states[b])
+            blocks.append((ia[:, :, None] * ib[:, None, :]).reshape(n, -1))
+        return np.concatenate(blocks, axis=1) if blocks else np.zeros((n, 0))
+
+
+def interactions_for(
+    inputs: Sequence[str], interactions: Sequence[tuple[str, str]]
+) -> tuple[tuple[str, str], ...]:
+    """The declared interactions whose two columns are both among ``inputs``."""
+    have = set(inputs)
+    return tuple(p for p in interactions if p[0] in have and p[1] in have)

@@ -1,0 +1,362 @@
+r"""A whole file's plan: every column encoded, its model chosen, its design and its parts.
+
+:func:`make_plan` reads a frame under its :class:`~pseudopost.models.file.declarations.
+Declarations` and checks everything before any fitting: columns named by the declarations exist;
+codes and spikes fit their columns' types (:func:`~pseudopost.models.status.split_status`);
+spikes lie in the support of the column's model; rules and structural zeros name known columns
+and levels, the data honour them and rules read only earlier columns
+(:mod:`pseudopost.models.file.constraints`); value parts' outcomes are in their families'
+support.
+
+Parts of a synthesized column k (the record's log-likelihood is the sum of its parts' terms,
+each zero where the part is not active; DESIGN.md section 9):
+
+* categorical: one part over the levels its active records hold (``dirichlet_categorical``
+  without predictors, ``bernoulli`` with two levels, ``categorical`` otherwise;
+  ``masked_categorical`` when a structural zero targets k), named ``k``;
+* ordinal, numeric: a status part ``k.status`` over the statuses its active records hold
+  (omitted when there is one), then a value part ``k.value`` (ordered logit, or the numeric
+  family) on the active records whose status is "observed".
+
+A record is active in k's parts unless a rule fixes k there. A part whose records hold one
+level only is omitted too (that level is then drawn with certainty).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pseudopost.models.file.choice import ColumnChoice, choose
+from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
+from pseudopost.models.file.declarations import Declarations
+from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
+from pseudopost.models.file.encoding import EncodedColumn, encode
+from pseudopost.models.parts import Part, PartData, make_part
+from pseudopost.models.rules import Rule, StructuralZero
+from pseudopost.models.status import column_kind
+
+__all__ = ["ColumnPlan", "FilePlan", "PartPlan", "make_plan"]
+
+#: families whose outcome is a non-negative (or positive) count or a positive amount
+_SUPPORT = {
+    "lognormal": (0.0, False),
+    "poisson": (0.0, True),
+    "negative_binomial": (0.0, True),
+    "zero_truncated_negative_binomial": (0.0, True),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class PartPlan:
+    """One part of a column: ``role`` (``levels``, ``status`` or ``value``), the part, and for
+    a level or status part the column codes of its levels (level codes, or status codes; for an
+    ordinal value part the column's level codes of its observed levels)."""
+
+    role: str
+    part: Part
+    codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    @property
+    def masked(self) -> bool:
+        return self.part.family == "masked_categorical"
+
+
+@dataclass(frozen=True, eq=False)
+class ColumnPlan:
+    """One synthesized column: encoding, model choice, design, rules, zeros and parts.
+
+    ``constant`` holds the level (categorical) or status code every active record takes when
+    the column needs no level or status part; ``value_constant`` the level code of an ordinal
+    value with one observed level.
+    """
+
+    column: EncodedColumn
+    choice: ColumnChoice
+    design: Design
+    rules: tuple[Rule, ...]
+    zeros: tuple[StructuralZero, ...]
+    fixed: np.ndarray
+    parts: tuple[PartPlan, ...]
+    constant: int | None = None
+    value_constant: int | None = None
+    mask: np.ndarray | None = None  # (n, K) allowed levels of the real records (zeros)
+
+    @property
+    def name(self) -> str:
+        return self.column.name
+
+    def part(self, role: str) -> PartPlan | None:
+        return next((p for p in self.parts if p.role == role), None)
+
+
+@dataclass(frozen=True, eq=False)
+class FilePlan:
+    """The whole file: plans in visit order, kept and dropped columns, the frame's layout."""
+
+    plans: tuple[ColumnPlan, ...]
+    kept: dict[str, EncodedColumn]
+    kept_series: dict[str, pd.Series]
+    dropped: tuple[str, ...]
+    columns: tuple[str, ...]
+    index: pd.Index
+    declarations: Declarations
+    all_columns: tuple[str, ...] = ()
+
+    @property
+    def n(self) -> int:
+        return len(self.index)
+
+    @property
+    def order(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.plans)
+
+    @property
+    def parts(self) -> list[Part]:
+        return [pp.part for plan in self.plans for pp in plan.parts]
+
+    def choices(self) -> pd.DataFrame:
+        """One row per column of the frame: role, detected type, model, parts and why."""
+        rows = []
+        by = {p.name: p for p in self.plans}
+        for c in self.all_columns or self.columns:
+            if c in by:
+                p = by[c]
+                parts = ", ".join(f"{pp.part.name} ({pp.part.family})" for pp in p.parts)
+                reason = p.choice.reason
+                if p.rules:
+                    reason += f"; fixed by {len(p.rules)} rule(s) on {int(p.fixed.sum())} records"
+                if p.zeros:
+                    reason += f"; {len(p.zeros)} structural zero(s)"
+                rows.append(
+                    (c, "synthetic", p.choice.detected, p.choice.model, parts or "-", reason,
+                     ", ".join(p.design.columns) or "-")
+                )  # fmt: skip
+            elif c in self.kept:
+                rows.append((c, "kept", "-", "-", "-", "released as given", "-"))
+            else:
+                rows.append((c, "dropped", "-", "-", "-", "left out", "-"))
+        return pd.DataFrame(
+            rows, columns=["column", "role", "detected", "model", "parts", "reason", "predictors"]
+        )
+
+
+def _check_names(frame: pd.DataFrame, decl: Declarations) -> None:
+    cols = list(frame.columns)
+    for argument, names in decl.named_columns().items():
+        unknown = [c for c in names if c not in cols]
+        if unknown:
+            raise ValueError(
+                f"'{argument}' names column(s) {sorted(set(unknown))} that are not in the frame "
+                f"(columns: {cols})."
+            )
+
+
+def _visit_order(frame: pd.DataFrame, decl: Declarations) -> tuple[str, ...]:
+    cols = [str(c) for c in frame.columns]
+    if decl.order is None:
+        return tuple(c for c in cols if c not in decl.keep and c not in decl.drop)
+    rest = [c for c in cols if c not in decl.order and c not in decl.keep and c not in decl.drop]
+    if rest:
+        raise ValueError(
+            f"Column(s) {rest} are neither in 'order' nor in 'keep' or 'drop'; say what happens "
+            f"to them (synthesize, release as given, or leave out)."
+        )
+    return decl.order
+
+
+def _inputs(col: str, order: tuple, kept: tuple, decl: Declarations) -> tuple[str, ...]:
+    before = [*kept, *order[: order.index(col)]]
+    if col not in decl.predictor_matrix:
+        return tuple(before)
+    given = decl.predictor_matrix[col]
+    late = [c for c in given if c not in before]
+    if late:
+        raise ValueError(
+            f"'predictor_matrix' conditions column {col!r} on {late}, which are neither kept nor "
+            f"earlier in the visit order {list(order)}."
+        )
+    return given
+
+
+def _check_spikes(choice: ColumnChoice, col: EncodedColumn) -> None:
+    if choice.family not in _SUPPORT:
+        return
+    low, integer = _SUPPORT[choice.family]
+    for s in col.info.spikes:
+        if s < low or (integer and float(s) != round(float(s))):
+            where = "a non-negative integer" if integer else f"a value >= {low:g}"
+            raise ValueError(
+                f"The spike {s!r} of column {col.name!r} is outside the support of its model "
+                f"({choice.model}: {where})."
+            )
+
+
+def _level_part(name, outcome, preds, k, masked) -> Part:
+    if masked:
+        return make_part("masked_categorical", outcome, preds, n_levels=k, name=name)
+    if not preds:
+        return make_part("dirichlet_categorical", outcome, (), n_levels=k, name=name)
+    if k == 2:
+        return make_part("bernoulli", outcome, preds, name=name)
+    return make_part("categorical", outcome, preds, n_levels=k, name=name)
+
+
+def _check_support(part: Part, y: np.ndarray, active: np.ndarray, column: str) -> None:
+    """The outcome's support on the active records, before any fitting (no design needed)."""
+    plain = make_part(part.family, column, (), name=part.name, **_options(part))
+    plain.check_data(PartData(y, np.zeros((y.shape[0], 0)), active))
+
+
+def _options(part: Part) -> dict:
+    out = {}
+    if hasattr(part, "n_levels"):
+        out["n_levels"] = part.n_levels
+    return out
+
+
+def _column_parts(col, choice, design, active, masked) -> tuple[tuple, int | None, int | None]:
+    name, preds = col.name, tuple(design.names)
+    if choice.categorical:
+        codes = col.level_codes(col.status, col.values)
+        present = np.unique(codes[active])
+        if present.size >= 2:
+            part = _level_part(name, name, preds, int(present.size), masked)
+            return (PartPlan("levels", part, present),), None, None
+        return (), (int(present[0]) if present.size else None), None
+    parts = []
+    present = np.unique(col.status[active])
+    constant = None
+    if present.size >= 2:
+        parts.append(
+            PartPlan("status", _level_part(f"{name}.status", name, preds, present.size, False),
+                     present)
+        )  # fmt: skip
+    elif present.size == 1:
+        constant = int(present[0])
+    observed = active & (col.status == 0)
+    value_constant = None
+    if choice.ordered:
+        codes = col.level_codes(col.status, col.values)
+        held = np.unique(codes[observed])
+        if held.size >= 2:
+            part = make_part("ordinal", name, preds, n_levels=int(held.size), name=f"{name}.value")
+            parts.append(PartPlan("value", part, held))
+        elif held.size == 1:
+            value_constant = int(held[0])
+    elif observed.any():
+        parts.append(PartPlan("value", make_part(choice.family, name, preds, name=f"{name}.value")))
+    return tuple(parts), constant, value_constant
+
+
+def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
+    """Encode, choose and check every column of ``frame`` (module docstring); nothing is fitted.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Naming the argument, column, rule or zero, and the value (module docstring).
+    """
+    bad = [c for c in frame.columns if not isinstance(c, str)]
+    if bad:
+        raise TypeError(f"Column names of the frame must be strings; got {bad!r}.")
+    _check_names(frame, decl)
+    order = _visit_order(frame, decl)
+    if not order:
+        raise ValueError("There is no column to synthesize: every column is kept or dropped.")
+    kept_names = tuple(c for c in frame.columns if c in decl.keep)
+    unused = [c for c in decl.models if c not in order]
+    if unused:
+        raise ValueError(
+            f"'models' gives a model for column(s) {unused}, which are not synthesized."
+        )
+    visit = {c: -1 for c in kept_names} | {c: j for j, c in enumerate(order)}
+    position = {c: j for j, c in enumerate(frame.columns)}
+
+    choices, encoded = {}, {}
+    for c in [*kept_names, *order]:
+        s = frame[c]
+        column_kind(s)  # unsupported dtypes, before anything else
+        codes = tuple(decl.missing_codes.get(c, ()))
+        spikes = tuple(decl.spikes.get(c, ()))
+        inputs_known = bool(kept_names) or order.index(c) > 0 if c in order else True
+        conditioned = inputs_known and (
+            c not in decl.predictor_matrix or bool(decl.predictor_matrix[c])
+        )
+        ch = choose(s, c, declared=decl.models.get(c, "auto"), codes=codes, spikes=spikes,
+                    conditioned=conditioned, max_levels=decl.max_levels)  # fmt: skip
+        col = encode(s, c, position[c], codes=codes, spikes=ch.spikes,
+                     categorical=ch.categorical or ch.ordered, ordered=ch.ordered)  # fmt: skip
+        if c in order:
+            _check_spikes(ch, col)
+        choices[c], encoded[c] = ch, col
+    for a, b in decl.interactions:
+        for x in (a, b):
+            if x in encoded and not (encoded[x].categorical or encoded[x].ordered):
+                raise ValueError(
+                    f"The interaction ({a!r}, {b!r}) names column {x!r}, which is numeric; "
+                    f"interactions are of categorical columns (their one-hot levels)."
+                )
+            if x in decl.drop:
+                raise ValueError(f"The interaction ({a!r}, {b!r}) names the dropped column {x!r}.")
+
+    rules = check_rules(decl.rules, frame, visit, decl.drop)
+    one_part = {c: choices[c].categorical for c in order}
+    zeros = check_zeros(decl.structural_zeros, frame, visit, decl.drop, one_part)
+    fixed = {c: fixed_records(rules.get(c, ()), frame) for c in order}
+    for c in order:  # the value families' support, before the designs' transforms
+        ch, col = choices[c], encoded[c]
+        if ch.family is not None:
+            observed = ~fixed[c] & (col.status == 0)
+            part = make_part(ch.family, c, name=f"{c}.value")
+            _check_support(part, np.where(observed, col.values, np.nan), observed, c)
+    features = {
+        c: ColumnFeatures(encoded[c], decl.transforms.get(c, _default_transform(choices[c])),
+                          decl.knots.get(c, ()))
+        for c in encoded
+    }  # fmt: skip
+    for c in [*decl.transforms, *decl.knots]:
+        if c in decl.drop:
+            raise ValueError(f"A transform or knots are declared for the dropped column {c!r}.")
+
+    plans = []
+    for c in order:
+        inputs = _inputs(c, order, kept_names, decl)
+        design = Design(
+            tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions)
+        )
+        parts, constant, value_constant = _column_parts(
+            encoded[c], choices[c], design, ~fixed[c], c in zeros
+        )
+        mask = None
+        if c in zeros and parts:
+            cells = [encoded[c].levels[k].cell for k in parts[0].codes]
+            mask = zero_mask(zeros[c], frame, c, cells)
+        plans.append(
+            ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
+                       fixed[c], parts, constant, value_constant, mask)
+        )  # fmt: skip
+    names = [pp.part.name for p in plans for pp in p.parts]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(
+            f"Part names {dup} clash (a column named like another column's '.status' or "
+            f"'.value' part); rename the column."
+        )
+    return FilePlan(
+        plans=tuple(plans),
+        kept={c: encoded[c] for c in kept_names},
+        kept_series={c: frame[c] for c in kept_names},
+        dropped=tuple(c for c in frame.columns if c in decl.drop),
+        columns=tuple(c for c in frame.columns if c not in decl.drop),
+        index=frame.index,
+        declarations=decl,
+        all_columns=tuple(frame.columns),
+    )
+
+
+def _default_transform(ch: ColumnChoice) -> object:
+    """``log`` for a log-normal value (its observed values are positive), else as given."""
+    return "log" if ch.family == "lognormal" else None

@@ -1,0 +1,174 @@
+"""The whole-file plan: how each column is encoded and split into parts, which records each part
+sees, and every bad input refused before any fitting with a message naming what is wrong."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pseudopost.models.file import Declarations, FileModel, make_plan
+
+RULE = "wage is missing when employed == 'no'"
+ZERO = "employed == 'yes' and age < 18"
+
+
+def _plan(frame, **kw):
+    return make_plan(frame, Declarations.from_arguments(**kw))
+
+
+def _by_name(plan):
+    return {p.name: p for p in plan.plans}
+
+
+def test_parts_of_each_kind_of_column(frame):
+    plan = _plan(frame, missing_codes={"wage": [-9]}, rules=[RULE], structural_zeros=[ZERO])
+    p = _by_name(plan)
+    # a string column with empty cells: one categorical over its values and "missing"
+    region = p["region"]
+    assert [lv.label for lv in region.column.levels] == ["east", "north", "south", "missing"]
+    assert [pp.part.family for pp in region.parts] == ["categorical"]
+    assert region.parts[0].part.n_levels == 4
+    # the first column has no predictors: the conjugate Dirichlet-categorical
+    assert p["sex"].parts[0].part.family == "dirichlet_categorical"
+    # a code and a rule: the rule's records leave the wage parts; status observed / -9
+    wage = p["wage"]
+    assert [pp.role for pp in wage.parts] == ["status", "value"]
+    assert wage.choice.family == "lognormal"
+    fixed = (frame.employed == "no").to_numpy()
+    np.testing.assert_array_equal(wage.fixed, fixed)
+    data = dict(
+        zip(
+            [q.name for q in plan.parts], FileModel.part_data(FileModel(), _prep(plan)), strict=True
+        )
+    )
+    status, value = data["wage.status"], data["wage.value"]
+    np.testing.assert_array_equal(status.active, ~fixed)
+    np.testing.assert_array_equal(value.active, ~fixed & (frame.wage != -9).to_numpy())
+    assert set(status.y[status.active]) == {0.0, 1.0}  # observed, the code -9
+    np.testing.assert_array_equal(wage.parts[0].codes, [0, 2])  # status codes: observed, -9
+    # zeros in a numeric amount: a spike at 0 and a log-normal on the positive values
+    gains = p["gains"]
+    assert gains.choice.model == "hurdle_lognormal" and gains.column.info.spikes == (0.0,)
+    assert [pp.part.family for pp in gains.parts] == ["bernoulli", "lognormal"]
+    # an ordered category: an ordinal on the observed levels (no status: none missing)
+    assert [pp.part.family for pp in p["health"].parts] == ["ordinal"]
+    # the zero's last column is employed: its part is masked
+    assert p["employed"].parts[0].part.family == "masked_categorical"
+    mask = p["employed"].mask
+    young = (frame.age < 18).to_numpy()
+    yes = list(p["employed"].parts[0].codes).index(
+        [lv.value for lv in p["employed"].column.levels].index("yes")
+    )
+    assert not mask[young, yes].any() and mask[~young].all()
+
+
+def _prep(plan):
+    from pseudopost.models.file import FilePrepared
+
+    return FilePrepared(plan, {})
+
+
+def test_design_features_of_earlier_columns(frame):
+    plan = _plan(
+        frame, missing_codes={"wage": [-9]}, knots={"age": [30, 50]}, transforms={"age": (40, 10)},
+        interactions=[("sex", "region")], predictor_matrix={"hours": ["sex", "region", "age", "wage"]},
+    )  # fmt: skip
+    names = _by_name(plan)["hours"].design.names
+    assert names == [
+        "sex=M", "region=north", "region=south", "region:missing",
+        "(age - 40) / 10", "age>30", "age>50",
+        "wage:missing", "wage:-9", "log(wage)",
+        "sex=M&region=north", "sex=M&region=south", "sex=M&region:missing",
+    ]  # fmt: skip
+    X = _by_name(plan)["hours"].design.matrix(
+        {c: (e.status, e.values) for c, e in ((p.name, p.column) for p in plan.plans)}, len(frame)
+    )
+    t = (frame.age.to_numpy() - 40) / 10
+    np.testing.assert_allclose(X[:, 4], t)
+    np.testing.assert_allclose(X[:, 5], np.maximum(t - (30 - 40) / 10, 0))
+    np.testing.assert_allclose(X[:, 6], np.maximum(t - (50 - 40) / 10, 0))
+    w = frame.wage.to_numpy()
+    obs = ~np.isnan(w) & (w != -9)
+    np.testing.assert_array_equal(X[:, 7], np.isnan(w))
+    np.testing.assert_array_equal(X[:, 8], w == -9)
+    np.testing.assert_allclose(X[:, 9], np.where(obs, np.log(np.where(obs, w, 1.0)), 0.0))
+    np.testing.assert_array_equal(
+        X[:, 10], (frame.sex == "M").to_numpy() & (frame.region == "north").to_numpy()
+    )
+
+
+def test_the_frame_is_never_modified(frame):
+    before = frame.copy(deep=True)
+    model = FileModel(missing_codes={"wage": [-9]}, rules=[RULE], structural_zeros=[ZERO])
+    prepared = model.prepare(frame)
+    model.part_data(prepared)
+    pd.testing.assert_frame_equal(frame, before)
+
+
+@pytest.mark.parametrize(
+    ("kw", "error", "match"),
+    [
+        ({"missing_codes": {"wage": ["-9"]}}, TypeError, r"code '-9' of column 'wage' must be a number"),
+        ({"missing_codes": {"age": [-1.5]}}, ValueError, r"code -1.5 of column 'age' is not an integer"),
+        ({"rules": ["wage is missing when job == 'no'"]}, ValueError, r"names the column 'job'"),
+        ({"rules": ["wage is missing when employed == 'maybe'"]}, ValueError,
+         r"names the level 'maybe' of column 'employed'"),
+        ({"rules": ["employed == 'no' when hours == 0"]}, ValueError,
+         r"Rule .* fixes column 'employed' \(number 4 in the visit order\) by a condition on "
+         r"\['hours'\] \(number 7"),
+        ({"rules": ["wage is missing when sex == 'F'"]}, ValueError,
+         r"contradicted by the data: row \d+ has wage ="),
+        ({"structural_zeros": ["employed == 'no' and age > 60"]}, ValueError,
+         r"declared impossible, but the data contain it: row \d+"),
+        ({"structural_zeros": ["region == 'east' and wage > 100"]}, ValueError,
+         r"drawn last, 'wage', must be modelled as categorical"),
+        ({"spikes": {"gains": [-5]}}, ValueError, r"spike -5.0 of column 'gains' is outside the "
+         r"support of its model \(hurdle_lognormal"),
+        ({"models": {"gains": "lognormal"}}, ValueError,
+         r"Part 'gains.value' \(lognormal\): outcome 'gains' must be strictly positive"),
+        ({"models": {"sex": "normal"}}, ValueError, r"model 'normal' of column 'sex' is numeric"),
+        ({"models": {"age": "mixture"}}, ValueError, r"'mixture' of column 'age' has no column part"),
+        ({"models": {"age": "gamma"}}, ValueError, r"Unknown model name 'gamma' for column 'age'"),
+        ({"order": ["sex", "age"]}, ValueError, r"neither in 'order' nor in 'keep' or 'drop'"),
+        ({"keep": ["nope"]}, ValueError, r"'keep' names column\(s\) \['nope'\]"),
+        ({"predictor_matrix": {"age": ["hours"]}}, ValueError,
+         r"conditions column 'age' on \['hours'\], which are neither kept nor earlier"),
+        ({"transforms": {"sex": "log"}}, ValueError, r"Column 'sex' has a transform but enters "),
+        ({"transforms": {"hours": "log"}}, ValueError, r"transform 'log' of column 'hours' needs "
+         r"observed values > 0"),
+        ({"interactions": [("sex", "age")]}, ValueError, r"names column 'age', which is numeric"),
+        ({"keep": ["sex"], "drop": ["sex"]}, ValueError, r"in both 'keep' and 'drop'"),
+        ({"rules": ["wage is missing when employed == 'no'"], "drop": ["employed"]}, ValueError,
+         r"names the column\(s\) \['employed'\], which 'drop' leaves out"),
+    ],
+)  # fmt: skip
+def test_bad_input_is_refused_before_any_fitting(frame, kw, error, match):
+    if "rules" not in kw and kw.get("missing_codes", {}).get("wage") is None:
+        kw = {**kw, "missing_codes": {**kw.get("missing_codes", {}), "wage": [-9]}}
+    with pytest.raises(error, match=match):
+        FileModel(**kw).prepare(frame)
+
+
+def test_declared_codes_and_a_codebook():
+    from pseudopost.formats import Codebook, Variable
+
+    frame = pd.DataFrame({"x": [1.0, -8.0, 2.0, np.nan, 3.0, -8.0], "g": list("ababab")})
+    book = Codebook("sav", {"x": Variable("x", codes={-8.0: "not applicable"})})
+    plan = make_plan(frame, Declarations.from_arguments(codebook=book))
+    x = _by_name(plan)["x"]
+    assert x.column.info.codes == (-8.0,)
+    assert [x.column.status_label(s) for s in x.column.statuses] == ["observed", "missing", "-8"]
+    # the codebook is the same as missing_codes=
+    again = make_plan(frame, Declarations.from_arguments(missing_codes=book))
+    assert _by_name(again)["x"].column.info.codes == (-8.0,)
+
+
+def test_kept_and_dropped_columns(frame):
+    plan = _plan(frame, keep=["sex"], drop=["region"], missing_codes={"wage": [-9]})
+    assert "sex" in plan.kept and "region" not in plan.columns
+    assert plan.order[0] == "age"
+    # kept columns condition every synthesized column
+    assert all(p.design.columns[0] == "sex" for p in plan.plans)
+    table = plan.choices().set_index("column")
+    assert table.loc["sex", "role"] == "kept" and table.loc["region", "role"] == "dropped"

@@ -1,0 +1,165 @@
+"""A whole-file release from a spec: per-column declarations, rules and zeros as data, the
+all-or-nothing folder with its report of code and spike shares and rule violations, SPSS
+input written back with its labels, the accountant re-run, and the examples validated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pseudopost.release import SpecError, account_release, load_spec, run_release, validate
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _frame(n=250, seed=1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(16, 80, n)
+    employed = np.where(age < 18, "no", rng.choice(["yes", "no"], n, p=[0.7, 0.3]))
+    wage = np.round(rng.lognormal(2.5, 0.5, n), 2)
+    wage = np.where(employed == "no", np.nan, wage)
+    wage = np.where((employed == "yes") & (rng.random(n) < 0.1), -9.0, wage)
+    region = rng.choice(["north", "south", "east"], n).astype(object)
+    region[rng.random(n) < 0.1] = None
+    return pd.DataFrame({"age": age, "region": region, "employed": employed, "wage": wage})
+
+
+SPEC = """
+[data]
+path = "{data}"
+
+[mechanism]
+name = "whole_file"
+weight_floor = 0.5
+floor_cost = true
+
+[file]
+rules = ["wage is missing when employed == 'no'"]
+structural_zeros = ["employed == 'yes' and age < 18"]
+
+[file.columns.wage]
+model = "lognormal"
+codes = [-9]
+
+[file.columns.age]
+knots = [30, 50]
+
+[sampling]
+draws = 60
+tune = 60
+chains = 1
+seed = 5
+
+[release]
+m = 2
+out = "out"
+
+[budget]
+total_epsilon = 5000.0
+max_epsilon = 1000.0
+
+[disclosure]
+keys = ["age", "region"]
+sensitive = "employed"
+"""
+
+
+@pytest.fixture(scope="module")
+def released(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("whole")
+    _frame().to_csv(folder / "survey.csv", index=False)
+    spec = folder / "spec.toml"
+    spec.write_text(SPEC.format(data="survey.csv"))
+    outcome = run_release(spec)
+    return folder, outcome
+
+
+def test_release_folder_privacy_record_and_report(released):
+    folder, outcome = released
+    out = folder / "out"
+    assert {p.name for p in out.iterdir()} >= {
+        "synthetic-1.csv", "synthetic-2.csv", "privacy.json", "fit.nc", "manifest.json",
+        "report.html", "spec.toml",
+    }  # fmt: skip
+    p = json.loads((out / "privacy.json").read_text())
+    assert p["mechanism"] == "whole_file" and p["weight_floor"] == 0.5
+    assert p["epsilon_per_dataset"] == pytest.approx(outcome.epsilon)
+    assert {r["column"] for r in p["parts"]} == {"age", "region", "employed", "wage"}
+    shares = p["utility"]["missing codes and spikes: real and synthetic shares"]
+    wage = {(r["dataset"], r["status"]): r for r in shares if r["column"] == "wage"}
+    assert {s for _, s in wage} == {"missing", "-9"}
+    broken = p["utility"]["rules and structural zeros: synthetic records breaking them"]
+    assert len(broken) == 4 and all(r["violations"] == 0 for r in broken)
+    assert {"S_pMSE", "pMSE"} <= set(p["utility"]["propensity score (S_pMSE, CART)"][0])
+    assert {"repU", "DiSCO"} <= set(p["disclosure"][0])
+    page = (out / "report.html").read_text()
+    assert "Columns and their parts" in page and "weight floor" in page
+    syn = pd.read_csv(out / "synthetic-1.csv")
+    assert syn.wage[syn.employed == "no"].isna().all()
+    assert not ((syn.employed == "yes") & (syn.age < 18)).any()
+    assert set(syn.wage.dropna()[syn.wage.dropna() < 0]) <= {-9.0}
+
+
+def test_account_recomputes_the_epsilon(released):
+    _, outcome = released
+    acc = account_release(outcome.out)
+    assert acc.agrees, (acc.epsilon, acc.saved_epsilon)
+
+
+def test_spec_errors_name_the_declaration(tmp_path):
+    _frame().to_csv(tmp_path / "survey.csv", index=False)
+    bad_key = SPEC.format(data="survey.csv").replace('codes = [-9]', 'codez = [-9]')
+    (tmp_path / "a.toml").write_text(bad_key)
+    with pytest.raises(SpecError, match=r"spec key 'file.columns.wage.codez': expected one of"):
+        load_spec(tmp_path / "a.toml")
+    bad_rule = SPEC.format(data="survey.csv").replace("== 'no'\"]", "= 'no'\"]")
+    (tmp_path / "b.toml").write_text(bad_rule)
+    with pytest.raises(SpecError, match=r"spec section '\[file\]': Cannot parse rule"):
+        load_spec(tmp_path / "b.toml")
+    contradicted = SPEC.format(data="survey.csv").replace(
+        "wage is missing when employed == 'no'", "wage is missing when employed == 'yes'"
+    )
+    (tmp_path / "c.toml").write_text(contradicted)
+    with pytest.raises(SpecError, match=r"is contradicted by the data"):
+        validate(load_spec(tmp_path / "c.toml"))
+
+
+def test_spss_input_is_written_back_with_its_labels(tmp_path):
+    pyreadstat = pytest.importorskip("pyreadstat")
+    rng = np.random.default_rng(2)
+    n = 150
+    raw = pd.DataFrame(
+        {
+            "sex": rng.choice([1.0, 2.0], n),
+            "income": np.where(rng.random(n) < 0.15, -8.0, np.round(rng.lognormal(7, 0.5, n))),
+        }
+    )
+    labels = {"sex": {1.0: "female", 2.0: "male"}, "income": {-8.0: "not applicable"}}
+    pyreadstat.write_sav(
+        raw, str(tmp_path / "s.sav"), variable_value_labels=labels,
+        missing_ranges={"income": [-8.0]}, variable_measure={"sex": "nominal", "income": "scale"},
+    )  # fmt: skip
+    text = SPEC.format(data="s.sav")
+    text = text[: text.index("[file]")] + text[text.index("[sampling]") :]
+    text = text.replace('keys = ["age", "region"]', 'keys = ["sex"]').replace(
+        'sensitive = "employed"', 'sensitive = "income"'
+    )
+    (tmp_path / "spec.toml").write_text(text)
+    outcome = run_release(tmp_path / "spec.toml")
+    written = outcome.out / "synthetic-1.sav"
+    assert written.is_file()
+    _, meta = pyreadstat.read_sav(str(written), user_missing=True)
+    _, meta0 = pyreadstat.read_sav(str(tmp_path / "s.sav"), user_missing=True)
+    assert meta.variable_value_labels == meta0.variable_value_labels
+    assert meta.missing_ranges == meta0.missing_ranges
+
+
+@pytest.mark.parametrize("name", ["slid_file.toml", "adult_file.toml"])
+def test_examples_validate(name):
+    spec = load_spec(EXAMPLES / name, out="/nonexistent-release")
+    frame = validate(spec)
+    assert spec.mechanism == "whole_file" and len(frame) > 0
