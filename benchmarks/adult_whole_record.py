@@ -96,7 +96,6 @@ def main(n: int = 2000, draws: int = 400, seed: int = 2026) -> pd.DataFrame:
             draws=draws,
             tune=draws,
             chains=2,
-            sampler="nutpie-jax",
             seed=seed,
         )
     seconds = time.perf_counter() - t0

@@ -133,6 +133,35 @@ def synthesize_unweighted(result: PseudoPosteriorResult, m: int = 1, seed: SeedL
         return result.synthesize(m, seed, weighted=False)
 
 
+def _deprecated_options(frame, sampler, unmodelled, order, keep, drop, predictor_matrix):
+    """``order``, ``keep`` and ``predictor_matrix`` after pseudopost 0.1's ``sampler`` and
+    ``unmodelled`` (see :func:`synthesize`), each with a ``DeprecationWarning``."""
+    if sampler is not None:
+        warnings.warn(
+            "synthesize(sampler=...) is deprecated and ignored (removed in pseudopost 0.3): "
+            "every column part is sampled by nutpie on its written-out density.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    if unmodelled is None:
+        return order, keep, predictor_matrix
+    if unmodelled not in ("keep", "marginal"):
+        raise ValueError(f"'unmodelled' must be 'keep' or 'marginal'. Got {unmodelled!r}.")
+    warnings.warn(
+        "synthesize(unmodelled=...) is deprecated (removed in pseudopost 0.3): name the columns "
+        "in 'keep', or in 'order' with an empty row of 'predictor_matrix'.",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if order is None:
+        return order, keep, predictor_matrix
+    named = set(order) | set(keep) | set(drop)
+    rest = [c for c in frame.columns if c not in named]
+    if unmodelled == "keep":
+        return order, [*keep, *rest], predictor_matrix
+    return [*order, *rest], keep, {**(predictor_matrix or {}), **{c: [] for c in rest}}
+
+
 def synthesize(
     frame: pd.DataFrame,
     *,
@@ -162,6 +191,8 @@ def synthesize(
     workers: int | None = None,
     seed: SeedLike = None,
     progress: bool | None = None,
+    sampler: str | None = None,
+    unmodelled: str | None = None,
 ) -> SynthesisResult:
     r"""Synthesize a whole file with the risk-weighted pseudo posterior (module docstring).
 
@@ -210,6 +241,12 @@ def synthesize(
     draws, tune, chains, workers, seed, progress
         Sampling of every part (threads: ``workers``; Dask tasks when a ``distributed`` client
         is active); one ``seed`` drives fitting and synthesis.
+    sampler, unmodelled
+        Deprecated (pseudopost 0.1's whole-record model; removed in 0.3). ``sampler`` is
+        ignored: every part is sampled by nutpie on its written-out density. ``unmodelled``:
+        columns named in neither ``order``, ``keep`` nor ``drop`` are, with ``"keep"``, released
+        as given (``keep``) and, with ``"marginal"``, synthesized from a model with no
+        predictors (their row of ``predictor_matrix`` empty).
 
     Returns
     -------
@@ -224,6 +261,9 @@ def synthesize(
     """
     check_frame(frame, "frame", min_rows=2)
     m = check_positive_int(m, "m")
+    order, keep, predictor_matrix = _deprecated_options(
+        frame, sampler, unmodelled, order, keep, drop, predictor_matrix
+    )
     model = FileModel(
         order=order,
         predictor_matrix=predictor_matrix,

@@ -321,3 +321,29 @@ def test_spss_file_round_trips_with_its_labels_and_missing_values(tmp_path):
     again, book2 = read_file(written)
     assert book2.missing_codes == book.missing_codes
     assert list(again.columns) == list(frame.columns)
+
+
+def test_deprecated_whole_record_options_still_work():
+    """pseudopost 0.1's ``sampler`` and ``unmodelled`` keep working, with a warning."""
+    frame = pd.DataFrame(
+        {
+            "a": np.tile(["x", "y", "z"], 20),
+            "b": np.tile([0, 1], 30),
+            "c": np.tile(["u", "v", "w", "t"], 15),
+        }
+    )
+    with pytest.warns(DeprecationWarning, match="unmodelled"):
+        out = synthesize(
+            frame, order=["a", "b"], unmodelled="keep", draws=20, tune=20, chains=1, seed=1
+        )
+    assert out.synthetic["c"].tolist() == frame["c"].tolist()  # kept as given
+    with pytest.warns(DeprecationWarning, match="sampler"):
+        out = synthesize(
+            frame, order=["a", "b"], unmodelled="marginal", sampler="nutpie-jax",
+            draws=20, tune=20, chains=1, seed=1,
+        )  # fmt: skip
+    roles = dict(zip(out.choices["column"], out.choices["role"], strict=True))
+    assert roles["c"] == "synthetic"
+    assert set(out.synthetic["c"]) <= {"u", "v", "w", "t"}
+    with pytest.raises(ValueError, match="'unmodelled' must be"):
+        synthesize(frame, order=["a"], unmodelled="drop")
