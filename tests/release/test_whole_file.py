@@ -112,7 +112,7 @@ def test_account_recomputes_the_epsilon(released):
 
 def test_spec_errors_name_the_declaration(tmp_path):
     _frame().to_csv(tmp_path / "survey.csv", index=False)
-    bad_key = SPEC.format(data="survey.csv").replace('codes = [-9]', 'codez = [-9]')
+    bad_key = SPEC.format(data="survey.csv").replace("codes = [-9]", "codez = [-9]")
     (tmp_path / "a.toml").write_text(bad_key)
     with pytest.raises(SpecError, match=r"spec key 'file.columns.wage.codez': expected one of"):
         load_spec(tmp_path / "a.toml")

@@ -81,7 +81,9 @@ class MaskedCategoricalPart(CategoricalPart):
         mask = data.X[act, self.p :]
         if mask.size and not np.isin(mask, (0.0, 1.0)).all():
             i = int(np.flatnonzero(act)[np.flatnonzero(~np.isin(mask, (0.0, 1.0)).all(1))[0]])
-            raise ValueError(f"Part '{self.name}': the allowed-level mask of record {i} is not 0/1.")
+            raise ValueError(
+                f"Part '{self.name}': the allowed-level mask of record {i} is not 0/1."
+            )
         none = mask.sum(axis=1) == 0 if mask.size else np.zeros(0, bool)
         if none.any():
             i = int(np.flatnonzero(act)[np.flatnonzero(none)[0]])
