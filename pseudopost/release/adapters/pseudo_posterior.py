@@ -289,13 +289,14 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         from pseudopost.fitting.sampler import SamplingWarning
 
         st = spec.settings
+        frame = self.fit_frame(spec, data)
         t0 = time.perf_counter()
-        say(f"fitting the pseudo posterior ({st.chains} chains x {st.draws} draws)")
+        say(f"fitting {self.fitting_what} ({st.chains} chains x {st.draws} draws)")
         fit_seed, _ = np.random.SeedSequence(st.seed).spawn(2)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SamplingWarning)
-            result = self.build_mechanism(st).fit(
-                data,
+            result = self.mechanism_for(spec).fit(
+                frame,
                 draws=st.draws,
                 tune=st.tune,
                 chains=st.chains,
@@ -307,7 +308,18 @@ class PseudoPosteriorAdapter(MechanismAdapter):
             say(f"warning: {p}")
         timings = {"fit_total": time.perf_counter() - t0}
         timings.update({f"fit_{k}": v for k, v in result.timings.items()})
-        return Produced(result, timings, warnings=problems, rows=len(data))
+        return Produced(result, timings, warnings=problems, rows=len(frame))
+
+    #: what :meth:`fit` says it fits
+    fitting_what = "the pseudo posterior"
+
+    def fit_frame(self, spec: ReleaseSpec, data: pd.DataFrame) -> pd.DataFrame:
+        """The frame the mechanism is fitted on (the data as given)."""
+        return data
+
+    def mechanism_for(self, spec: ReleaseSpec):
+        """The unfitted mechanism of the spec."""
+        return self.build_mechanism(spec.settings)
 
     def synthesize(self, spec: ReleaseSpec, produced: Produced) -> list[pd.DataFrame]:
         """m datasets under m distinct posterior draws, seeded by the second child."""
@@ -442,7 +454,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         :mod:`pseudopost.privacy.decomposition` otherwise). The model is rebuilt from the spec
         and the data; the weighted draws (kept draws only), weights, ranges and lambda come
         from ``fit.nc``."""
-        from pseudopost.models.loglik import RecordFunction, stack_draws
+        from pseudopost.models.loglik import RecordFunction
         from pseudopost.privacy.accountant import account, sensitive_function
 
         tree = load_fit(folder / "fit.nc")
@@ -453,10 +465,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         alpha = tree["weights"]["alpha"].to_numpy()
         sens = sensitive_function(decomp, model, base, RecordFunction(base, model.observed))
         free = [rv.name for rv in base.free_RVs]
-        draws = stack_draws(tree["posterior"].to_dataset(), free)
-        kept = tree["privacy"]["draw_kept"].transpose("chain", "draw").to_numpy().ravel()
-        draws = {k: v[kept] for k, v in draws.items()}
-        acc = account(sens, draws, alpha, decomp)
+        acc = account(sens, kept_draws(tree, free), alpha, decomp)
         return AccountResult(acc.epsilon, float(tree["privacy"].attrs["epsilon"]), acc.lipschitz)
 
 
@@ -593,6 +602,15 @@ def save_fit(tree: xr.DataTree, path: str | Path) -> None:
                 )
         groups[node.path] = ds
     xr.DataTree.from_dict(groups).to_netcdf(path, engine="h5netcdf")
+
+
+def kept_draws(tree: xr.DataTree, names) -> dict[str, np.ndarray]:
+    """The saved weighted draws of ``names`` that the accountant kept, flattened over chains."""
+    from pseudopost.models.loglik import stack_draws
+
+    draws = stack_draws(tree["posterior"].to_dataset(), names)
+    kept = tree["privacy"]["draw_kept"].transpose("chain", "draw").to_numpy().ravel()
+    return {k: v[kept] for k, v in draws.items()}
 
 
 def load_fit(path: str | Path) -> xr.DataTree:

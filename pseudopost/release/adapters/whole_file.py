@@ -54,8 +54,6 @@ definitions (S_pMSE, table utility, repU and DiSCO; :mod:`pseudopost.evaluate`).
 
 from __future__ import annotations
 
-import time
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -68,10 +66,10 @@ from pseudopost.release import report
 from pseudopost.release.adapters.base import AccountResult, Produced
 from pseudopost.release.adapters.pseudo_posterior import (
     PseudoPosteriorAdapter,
+    kept_draws,
     load_fit,
 )
 from pseudopost.release.errors import SpecError
-from pseudopost.release.files import say
 from pseudopost.release.measures import Measures
 from pseudopost.release.schema import ReleaseSpec, Schema, fail
 
@@ -310,26 +308,13 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         )
 
     # ------------------------------------------------------------------ produce
-    def fit(self, spec: ReleaseSpec, data: pd.DataFrame, progress: bool | None = None) -> Produced:
-        from pseudopost.fitting.sampler import SamplingWarning
+    fitting_what = "the whole file part by part"
 
-        st = spec.settings
-        frame = self._frame(spec, data)
-        t0 = time.perf_counter()
-        say(f"fitting the whole file part by part ({st.chains} chains x {st.draws} draws)")
-        fit_seed, _ = np.random.SeedSequence(st.seed).spawn(2)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", SamplingWarning)
-            result = self.build_mechanism(spec).fit(
-                frame, draws=st.draws, tune=st.tune, chains=st.chains,
-                seed=np.random.default_rng(fit_seed), progress=progress,
-            )  # fmt: skip
-        problems = [str(w.message) for w in caught if issubclass(w.category, SamplingWarning)]
-        for p in problems:
-            say(f"warning: {p}")
-        timings = {"fit_total": time.perf_counter() - t0}
-        timings.update({f"fit_{k}": v for k, v in result.timings.items()})
-        return Produced(result, timings, warnings=problems, rows=len(frame))
+    def fit_frame(self, spec: ReleaseSpec, data: pd.DataFrame) -> pd.DataFrame:
+        return self._frame(spec, data)
+
+    def mechanism_for(self, spec: ReleaseSpec):
+        return self.build_mechanism(spec)
 
     def over_cap(self, spec, statement):
         err = super().over_cap(spec, statement)
@@ -463,7 +448,6 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         model rebuilt from the spec and the data."""
         from pseudopost.fitting.columns import file_part_data
         from pseudopost.models.file import FileModel
-        from pseudopost.models.loglik import stack_draws
         from pseudopost.privacy.accountant import account
         from pseudopost.privacy.decomposition import Unrestricted
         from pseudopost.privacy.kernels.parts import PartAccountant
@@ -473,11 +457,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         prepared = model.prepare(self._frame(spec, data))
         parts, pdata = file_part_data(model, prepared)
         acc = PartAccountant(parts, pdata)
-        draws = stack_draws(tree["posterior"].to_dataset(), acc.free_names)
-        kept = tree["privacy"]["draw_kept"].transpose("chain", "draw").to_numpy().ravel()
-        draws = {k: v[kept] for k, v in draws.items()}
         alpha = tree["weights"]["alpha"].to_numpy()
-        res = account(acc, draws, alpha, Unrestricted())
+        res = account(acc, kept_draws(tree, acc.free_names), alpha, Unrestricted())
         return AccountResult(res.epsilon, float(tree["privacy"].attrs["epsilon"]), res.lipschitz)
 
 
