@@ -137,8 +137,8 @@ def simulated_file(n: int, seed: int) -> pd.DataFrame:
     educ = pd.Categorical(rng.choice(["low", "mid", "high"], n, p=[0.3, 0.5, 0.2]),
                           categories=["low", "mid", "high"], ordered=True)  # fmt: skip
     income = np.round(rng.lognormal(10 + 0.3 * (educ.codes), 0.6, n))
-    income[employed == "no"] = -8.0
     income[rng.random(n) < 0.05] = np.nan
+    income[employed == "no"] = -8.0  # the rule's code, whatever else was drawn
     hours = np.where(rng.random(n) < 0.4, 40, rng.integers(5, 70, n)).astype(float)
     hours[employed == "no"] = 0.0
     marital = rng.choice(["single", "married", "divorced", "widowed"], n)
