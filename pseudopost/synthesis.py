@@ -88,8 +88,8 @@ class SynthesisResult:
 
     @property
     def epsilon_without_floor(self) -> float | None:
-        """The weighted epsilon before the weight floor (when ``floor_cost`` was asked for and
-        the floor changed a weight), else None."""
+        """The weighted epsilon before the weight floor when ``floor_cost`` was asked for (the
+        same as :attr:`epsilon` when the floor raised no weight), else None."""
         value = self.result.datatree["privacy"].attrs.get("epsilon_without_floor")
         return None if value is None else float(value)
 

@@ -254,6 +254,19 @@ def test_weight_floor_keeps_the_smallest_of_three_near_equal_levels():
     assert min(means) >= max(means) * (1 - 1e-6)  # every level's mean weight the same
     assert out.epsilon_without_floor is not None
     assert out.epsilon_without_floor < out.epsilon  # the floor's cost in epsilon
+    assert out.result.datatree["privacy"].attrs["weights_raised_by_floor"] > 0
+
+
+def test_floor_cost_when_the_floor_raises_no_weight():
+    """floor_cost=True always reports the epsilon without the floor: when the floor raised no
+    weight (here f = 0, the papers' weights) the fit is the same, and so is its epsilon."""
+    frame = pd.DataFrame({"g": np.repeat(["a", "b"], [30, 20]), "x": np.arange(50.0) % 7})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = synthesize(frame, draws=100, tune=100, chains=1, weight_floor=0.0,
+                         floor_cost=True, seed=3)  # fmt: skip
+    assert out.result.datatree["privacy"].attrs["weights_raised_by_floor"] == 0
+    assert out.epsilon_without_floor == out.epsilon
 
 
 def test_papers_weights_let_the_riskiest_level_vanish():

@@ -87,6 +87,9 @@ def test_release_folder_privacy_record_and_report(released):
     }  # fmt: skip
     p = json.loads((out / "privacy.json").read_text())
     assert p["mechanism"] == "whole_file" and p["weight_floor"] == 0.5
+    raised = p["weights_raised_by_floor"]
+    assert isinstance(raised, int) and 0 <= raised <= 2 * len(pd.read_csv(out / "synthetic-1.csv"))
+    assert f"weights raised by the floor</th><td>{raised}<" in (out / "report.html").read_text()
     assert p["epsilon_per_dataset"] == pytest.approx(outcome.epsilon)
     assert {r["column"] for r in p["parts"]} == {"age", "region", "employed", "wage"}
     shares = p["utility"]["missing codes and spikes: real and synthetic shares"]

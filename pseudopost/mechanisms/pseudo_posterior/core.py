@@ -170,9 +170,11 @@ class PseudoPosterior:
         (:func:`~pseudopost.risk.weights.level_floor`; a model with categorical levels, such as
         a whole-file model). 0 (default) is the papers' weights.
     floor_cost
-        When the floor changed the weights, also fit and account the pseudo posterior with the
-        weights before the floor and record its epsilon (``privacy`` attribute
-        ``epsilon_without_floor``): the floor's cost in epsilon. One more weighted fit.
+        Also record the epsilon of the pseudo posterior with the weights before the floor
+        (``privacy`` attribute ``epsilon_without_floor``; the number of weights the floor raised
+        is ``weights_raised_by_floor``): the floor's cost in epsilon. When the floor raised a
+        weight this is one more weighted fit (same seed); when it raised none, the fit is the
+        same and so is its epsilon.
     workers
         Threads that fit a whole-file model's parts in parallel (default: the machine's
         cores); a ``distributed`` client, when active, fits them as Dask tasks instead.
@@ -385,8 +387,10 @@ class PseudoPosterior:
         # 4. the pseudo posterior (eq. 1) and its accountant, eps_x = 2 max_i Delta_i (eq. 7)
         fit = _weighted_fit(fitted, decomp, sens, alpha, seeds[1])
         clock.timings["weighted_fit"], clock.timings["accountant"] = fit.seconds
-        floor_eps = None
-        if self.floor_cost and not np.array_equal(alpha, unfloored):
+        floor_eps, raised = None, int(np.count_nonzero(alpha != unfloored))
+        if self.floor_cost and raised == 0:
+            floor_eps = fit.epsilon  # the floor raised no weight: the same fit, no cost
+        elif self.floor_cost:
             with clock("floor_cost"):  # the same fit without the floor: its cost in epsilon
                 floor_eps = _weighted_fit(fitted, decomp, sens, unfloored, seeds[1]).epsilon
         # 5. optional: Lipschitz re-weighting, calibration to a target, draw exclusion
@@ -405,6 +409,7 @@ class PseudoPosterior:
             self, fitted, unweighted, fit, risk, decomp, lip, kept, bounds, calibration, origin
         )
         tree["privacy"].attrs["weight_floor"] = self.weight_floor
+        tree["privacy"].attrs["weights_raised_by_floor"] = raised
         if floor_eps is not None:
             tree["privacy"].attrs["epsilon_without_floor"] = floor_eps
         return PseudoPosteriorResult(

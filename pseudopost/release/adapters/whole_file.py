@@ -398,6 +398,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         record["weight_floor"] = float(attrs.get("weight_floor", 0.0))
         floor = attrs.get("epsilon_without_floor")
         record["epsilon_without_floor"] = None if floor is None else float(floor)
+        record["weights_raised_by_floor"] = int(attrs.get("weights_raised_by_floor", 0))
         record["parts"] = produced.result.model.choices(produced.result.prepared).to_dict(
             orient="records"
         )
@@ -411,6 +412,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         facts = dict(parts.facts)
         facts.pop("sensitive range", None)
         facts["weight floor"] = f"{privacy['weight_floor']:g}"
+        facts["weights raised by the floor"] = str(privacy["weights_raised_by_floor"])
         if privacy.get("epsilon_without_floor") is not None:
             facts["epsilon without the floor (its cost)"] = (
                 f"{privacy['epsilon_without_floor']:.4g}"
