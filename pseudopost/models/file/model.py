@@ -254,7 +254,9 @@ def column_data(p: ColumnPlan, X: np.ndarray) -> list[PartData]:
     out = []
     for pp in p.parts:
         y = _part_outcome(p, pp)
-        Xp = np.concatenate([X, p.mask.astype(np.float64)], axis=1) if pp.masked else X
+        Xp = pp.design(X)
+        if pp.masked:
+            Xp = np.concatenate([Xp, p.mask.astype(np.float64)], axis=1)
         out.append(PartData(y, Xp, ~np.isnan(y)))
     return out
 
@@ -298,7 +300,7 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
     if c.categorical:
         if p.parts:
             pp = p.parts[0]
-            Xp = X
+            Xp = pp.design(X)
             if pp.masked:
                 mask = zero_mask(p.zeros, frame_so_far, c.name,
                                  [c.levels[k].cell for k in pp.codes])  # fmt: skip
@@ -310,7 +312,7 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
                         f"structural zeros {[z.text for z in p.zeros]} forbid every level given "
                         f"its earlier columns. Declare the zero on the earlier columns too."
                     )
-                Xp = np.concatenate([X, mask.astype(np.float64)], axis=1)
+                Xp = np.concatenate([Xp, mask.astype(np.float64)], axis=1)
             idx = pp.part.sample(_params(pp.part, params), Xp, u[:, 0]).astype(np.int64)
             codes = pp.codes[idx]
         else:
@@ -319,7 +321,9 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         return c.from_level_codes(codes)
     status_pp, value_pp = p.part("status"), p.part("value")
     if status_pp is not None:
-        idx = status_pp.part.sample(_params(status_pp.part, params), X, u[:, 0]).astype(np.int64)
+        idx = status_pp.part.sample(
+            _params(status_pp.part, params), status_pp.design(X), u[:, 0]
+        ).astype(np.int64)
         status = status_pp.codes[idx]
     else:
         if p.constant is None:
@@ -329,7 +333,9 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
     if c.ordered:
         levels = np.full(n, 0, dtype=np.int64)
         if value_pp is not None and obs.any():
-            k = value_pp.part.sample(_params(value_pp.part, params), X[obs], u[obs, 1])
+            k = value_pp.part.sample(
+                _params(value_pp.part, params), value_pp.design(X[obs]), u[obs, 1]
+            )
             levels[obs] = value_pp.codes[k.astype(np.int64)]
         elif p.value_constant is not None:
             levels[obs] = p.value_constant
@@ -338,7 +344,9 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         return status, values
     values = np.full(n, np.nan)
     if value_pp is not None and obs.any():
-        v = value_pp.part.sample(_params(value_pp.part, params), X[obs], u[obs, 1])
+        v = value_pp.part.sample(
+            _params(value_pp.part, params), value_pp.design(X[obs]), u[obs, 1]
+        )
         if not np.all(np.isfinite(v)):
             raise ValueError(
                 f"Synthesis of column {c.name!r} gave non-finite values; rescale its predictors "

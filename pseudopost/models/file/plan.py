@@ -20,6 +20,14 @@ each zero where the part is not active; DESIGN.md section 9):
 
 A record is active in k's parts unless a rule fixes k there. A part whose records hold one
 level only is omitted too (that level is then drawn with certainty).
+
+**Aliased design columns.** A design column that is constant on a part's active records (for
+example "age missing" in the value part of a column that is never observed when age is missing)
+carries no likelihood information about its coefficient beyond the intercept's: its posterior
+would be the prior alone, and a synthetic record with that predictor would get a value drawn
+with the prior's spread (a height of -10 m). Such a column is left out of that part (its
+coefficient fixed at 0, :attr:`PartPlan.inputs`); which columns are left out depends on the
+data, like the levels present, and is listed in the choices table as a public choice.
 """
 
 from __future__ import annotations
@@ -38,7 +46,7 @@ from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
 from pseudopost.models.status import column_kind
 
-__all__ = ["ColumnPlan", "FilePlan", "PartPlan", "make_plan"]
+__all__ = ["ColumnPlan", "FilePlan", "PartPlan", "informative_inputs", "make_plan"]
 
 #: families whose outcome is a non-negative (or positive) count or a positive amount
 _SUPPORT = {
@@ -58,10 +66,18 @@ class PartPlan:
     role: str
     part: Part
     codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: positions of the column's design columns the part uses (None: all of them)
+    inputs: np.ndarray | None = None
+    #: names of the design columns left out (constant on the part's active records)
+    left_out: tuple[str, ...] = ()
 
     @property
     def masked(self) -> bool:
         return self.part.family == "masked_categorical"
+
+    def design(self, X: np.ndarray) -> np.ndarray:
+        """The part's columns of its column's design matrix ``X`` (n, p)."""
+        return X if self.inputs is None else X[:, self.inputs]
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,6 +146,10 @@ class FilePlan:
                     reason += f"; fixed by {len(p.rules)} rule(s) on {int(p.fixed.sum())} records"
                 if p.zeros:
                     reason += f"; {len(p.zeros)} structural zero(s)"
+                left = [f"{pp.part.name}: {', '.join(pp.left_out)}" for pp in p.parts
+                        if pp.left_out]  # fmt: skip
+                if left:
+                    reason += "; constant on the part's records, left out: " + "; ".join(left)
                 rows.append(
                     (c, "synthetic", p.choice.detected, p.choice.model, parts or "-", reason,
                      ", ".join(p.design.columns) or "-")
@@ -217,23 +237,46 @@ def _options(part: Part) -> dict:
     return out
 
 
-def _column_parts(col, choice, design, active, masked) -> tuple[tuple, int | None, int | None]:
-    name, preds = col.name, tuple(design.names)
+def informative_inputs(X: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Positions of the columns of ``X`` that are not constant on the ``active`` records (the
+    others are aliased with the intercept: module docstring)."""
+    if X.shape[1] == 0 or not active.any():
+        return np.zeros(0, dtype=np.int64)
+    Xa = X[active]
+    return np.flatnonzero(Xa.min(axis=0) != Xa.max(axis=0)).astype(np.int64)
+
+
+def _selected(names: list[str], X: np.ndarray, active: np.ndarray):
+    """(inputs or None, the part's predictor names, the names left out)."""
+    keep = informative_inputs(X, active)
+    if keep.size == len(names):
+        return None, tuple(names), ()
+    kept = set(keep.tolist())
+    return (
+        keep,
+        tuple(names[j] for j in keep),
+        tuple(n for j, n in enumerate(names) if j not in kept),
+    )
+
+
+def _column_parts(col, choice, design, X, active, masked) -> tuple[tuple, int | None, int | None]:
+    """The parts of one column (module docstring) given its design ``X`` on the real records."""
+    name, names = col.name, list(design.names)
     if choice.categorical:
         codes = col.level_codes(col.status, col.values)
         present = np.unique(codes[active])
         if present.size >= 2:
+            inputs, preds, left = _selected(names, X, active)
             part = _level_part(name, name, preds, int(present.size), masked)
-            return (PartPlan("levels", part, present),), None, None
+            return (PartPlan("levels", part, present, inputs, left),), None, None
         return (), (int(present[0]) if present.size else None), None
     parts = []
     present = np.unique(col.status[active])
     constant = None
     if present.size >= 2:
-        parts.append(
-            PartPlan("status", _level_part(f"{name}.status", name, preds, present.size, False),
-                     present)
-        )  # fmt: skip
+        inputs, preds, left = _selected(names, X, active)
+        part = _level_part(f"{name}.status", name, preds, present.size, False)
+        parts.append(PartPlan("status", part, present, inputs, left))
     elif present.size == 1:
         constant = int(present[0])
     observed = active & (col.status == 0)
@@ -242,12 +285,15 @@ def _column_parts(col, choice, design, active, masked) -> tuple[tuple, int | Non
         codes = col.level_codes(col.status, col.values)
         held = np.unique(codes[observed])
         if held.size >= 2:
+            inputs, preds, left = _selected(names, X, observed)
             part = make_part("ordinal", name, preds, n_levels=int(held.size), name=f"{name}.value")
-            parts.append(PartPlan("value", part, held))
+            parts.append(PartPlan("value", part, held, inputs, left))
         elif held.size == 1:
             value_constant = int(held[0])
     elif observed.any():
-        parts.append(PartPlan("value", make_part(choice.family, name, preds, name=f"{name}.value")))
+        inputs, preds, left = _selected(names, X, observed)
+        part = make_part(choice.family, name, preds, name=f"{name}.value")
+        parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
     return tuple(parts), constant, value_constant
 
 
@@ -322,14 +368,17 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             raise ValueError(f"A transform or knots are declared for the dropped column {c!r}.")
 
     plans = []
+    states = {c: (e.status, e.values) for c, e in encoded.items()}
     for c in order:
         inputs = _inputs(c, order, kept_names, decl)
         design = Design(
             tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions)
         )
+        X = design.matrix(states, len(frame))
         parts, constant, value_constant = _column_parts(
-            encoded[c], choices[c], design, ~fixed[c], c in zeros
+            encoded[c], choices[c], design, X, ~fixed[c], c in zeros
         )
+        del X
         mask = None
         if c in zeros and parts:
             cells = [encoded[c].levels[k].cell for k in parts[0].codes]
