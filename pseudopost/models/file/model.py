@@ -344,9 +344,7 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         return status, values
     values = np.full(n, np.nan)
     if value_pp is not None and obs.any():
-        v = value_pp.part.sample(
-            _params(value_pp.part, params), value_pp.design(X[obs]), u[obs, 1]
-        )
+        v = value_pp.part.sample(_params(value_pp.part, params), value_pp.design(X[obs]), u[obs, 1])
         if not np.all(np.isfinite(v)):
             raise ValueError(
                 f"Synthesis of column {c.name!r} gave non-finite values; rescale its predictors "

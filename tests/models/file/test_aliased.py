@@ -72,7 +72,7 @@ def fitted():
 def test_height_of_a_record_with_age_missing_is_in_range(fitted):
     """Under every posterior draw, the mean height of a record with age missing (a synthetic
     record may have one) is of the observed heights' order (before: prior sd 10 m)."""
-    frame, out = fitted
+    _, out = fitted
     plan = out.result.prepared.plan
     p = next(q for q in plan.plans if q.name == "height")
     value = p.part("value")
