@@ -31,8 +31,9 @@ frame; the first uniform draws the status or level, the second the value), condi
 *synthetic* earlier columns; structural zeros mask the levels a record may take, then the
 column's rules are imposed. Codes come out as the codes and spikes as the spike values, never as
 drawn values (a drawn value that would equal a code or spike moves to the nearest other
-integer, or the next float); kept columns are as given, dropped columns absent, and dtypes,
-categories and column order are the input's.
+integer, or the next float; with a declared grid, to the nearest grid point that is neither,
+inside the family's support: :mod:`pseudopost.models.file.grid`); kept columns are as given,
+dropped columns absent, and dtypes, categories and column order are the input's.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from pseudopost._validation import check_frame
 from pseudopost.models.base import Prepared, SynthModel, synthesis_stream
 from pseudopost.models.file.constraints import fixed_records, impose_rules, zero_mask
 from pseudopost.models.file.declarations import Declarations
-from pseudopost.models.file.plan import ColumnPlan, FilePlan, PartPlan, make_plan
+from pseudopost.models.file.plan import ColumnPlan, FilePlan, PartPlan, make_plan, value_support
 from pseudopost.models.loglik import stack_draws
 from pseudopost.models.parts import SEP, Part, PartData
 
@@ -75,7 +76,7 @@ class FileModel(SynthModel):
         A :class:`~pseudopost.models.file.declarations.Declarations`; or give its arguments as
         keywords (``order``, ``predictor_matrix``, ``models``, ``keep``, ``drop``,
         ``missing_codes``, ``spikes``, ``transforms``, ``knots``, ``interactions``, ``rules``,
-        ``structural_zeros``, ``codebook``, ``max_levels``).
+        ``structural_zeros``, ``codebook``, ``grid``, ``max_levels``).
     """
 
     uniforms_per_record = 2
@@ -350,8 +351,13 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
                 f"Synthesis of column {c.name!r} gave non-finite values; rescale its predictors "
                 f"(transforms=) or declare its model."
             )
-        discrete = c.info.kind == "integer" or p.choice.family in _COUNT
-        values[obs] = _separate(v, (*c.info.codes, *c.info.spikes), discrete)
+        forbidden = (*c.info.codes, *c.info.spikes)
+        if p.grid is not None:  # public recording precision: post-processing (grid module)
+            low, low_open = value_support(p.choice.family)
+            values[obs] = p.grid.snap(v, low, low_open=low_open, forbidden=forbidden)
+        else:
+            discrete = c.info.kind == "integer" or p.choice.family in _COUNT
+            values[obs] = _separate(v, forbidden, discrete)
     elif obs.any():
         _check_free(p, frame_so_far, obs)
         values[obs] = 0.0  # placeholders of records every one of which a rule fixes

@@ -32,6 +32,7 @@ data, like the levels present, and is listed in the choices table as a public ch
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,11 +43,19 @@ from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_r
 from pseudopost.models.file.declarations import Declarations
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
 from pseudopost.models.file.encoding import EncodedColumn, encode
+from pseudopost.models.file.grid import Grid
 from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
 from pseudopost.models.status import column_kind
 
-__all__ = ["ColumnPlan", "FilePlan", "PartPlan", "informative_inputs", "make_plan"]
+__all__ = [
+    "ColumnPlan",
+    "FilePlan",
+    "PartPlan",
+    "informative_inputs",
+    "make_plan",
+    "value_support",
+]
 
 #: families whose outcome is a non-negative (or positive) count or a positive amount
 _SUPPORT = {
@@ -55,6 +64,14 @@ _SUPPORT = {
     "negative_binomial": (0.0, True),
     "zero_truncated_negative_binomial": (0.0, True),
 }
+
+
+def value_support(family: str | None) -> tuple[float, bool]:
+    """(lower bound, open) of a value family's support: ``(0, True)`` for the log-normal,
+    ``(0, False)`` for the counts, ``(-inf, False)`` otherwise (the upper bound is infinite)."""
+    if family not in _SUPPORT:
+        return -np.inf, False
+    return _SUPPORT[family][0], family == "lognormal"
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,6 +116,7 @@ class ColumnPlan:
     constant: int | None = None
     value_constant: int | None = None
     mask: np.ndarray | None = None  # (n, K) allowed levels of the real records (zeros)
+    grid: Grid | None = None  # the declared grid its synthetic values are snapped to
 
     @property
     def name(self) -> str:
@@ -146,6 +164,14 @@ class FilePlan:
                     reason += f"; fixed by {len(p.rules)} rule(s) on {int(p.fixed.sum())} records"
                 if p.zeros:
                     reason += f"; {len(p.zeros)} structural zero(s)"
+                g = self.declarations.grid.get(c)
+                if g is not None:
+                    reason += (
+                        f"; values snapped to the declared grid {g.describe()} (public; "
+                        "post-processing)"
+                        if p.grid is not None
+                        else f"; declared grid {g.describe()} not needed (values are its levels)"
+                    )
                 left = [f"{pp.part.name}: {', '.join(pp.left_out)}" for pp in p.parts
                         if pp.left_out]  # fmt: skip
                 if left:
@@ -348,6 +374,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             if x in decl.drop:
                 raise ValueError(f"The interaction ({a!r}, {b!r}) names the dropped column {x!r}.")
 
+    grids = _check_grids(decl, encoded, choices, order)
     rules = check_rules(decl.rules, frame, visit, decl.drop)
     one_part = {c: choices[c].categorical for c in order}
     zeros = check_zeros(decl.structural_zeros, frame, visit, decl.drop, one_part)
@@ -385,7 +412,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             mask = zero_mask(zeros[c], frame, c, cells)
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
-                       fixed[c], parts, constant, value_constant, mask)
+                       fixed[c], parts, constant, value_constant, mask, grids.get(c))
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -404,6 +431,46 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         declarations=decl,
         all_columns=tuple(frame.columns),
     )
+
+
+def _check_grids(decl: Declarations, encoded, choices, order) -> dict[str, Grid]:
+    """The declared grids of the synthesized numeric columns with a value family (categorical
+    and ordinal columns draw their observed levels), checked: numeric columns only, integer
+    grids for integer columns and counts, a warning when real observed values are off the
+    grid."""
+    out = {}
+    for c, g in decl.grid.items():
+        if c in decl.drop or c in decl.keep:
+            what = "dropped" if c in decl.drop else "kept"
+            raise ValueError(
+                f"A grid is declared for the {what} column {c!r}; only synthesized columns are "
+                f"snapped to a grid."
+            )
+        col, ch = encoded[c], choices[c]
+        if not col.numeric:
+            raise TypeError(
+                f"The grid of column {c!r} needs a numeric column; it is {col.info.kind} "
+                f"({col.info.dtype})."
+            )
+        count = ch.family in _SUPPORT and _SUPPORT[ch.family][1]
+        if (col.info.kind == "integer" or count) and not g.integral:
+            why = "holds integers" if col.info.kind == "integer" else f"is a count ({ch.model})"
+            raise ValueError(
+                f"The grid {g.describe()} of column {c!r} has points that are not integers, but "
+                f"the column {why}: declare an integer step and origin (its values are integers)."
+            )
+        x = np.asarray(col.values, dtype=np.float64)[col.status == 0]
+        off = g.share_off(x)
+        if off > 0:
+            warnings.warn(
+                f"Grid of column {c!r}: {100 * off:.3g}% of its observed values are not on the "
+                f"declared grid {g.describe()}; synthetic values will all be on it.",
+                UserWarning,
+                stacklevel=4,
+            )
+        if c in order and ch.family is not None:
+            out[c] = g
+    return out
 
 
 def _default_transform(ch: ColumnChoice) -> object:

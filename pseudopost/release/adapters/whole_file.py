@@ -31,6 +31,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     transform = "log"                 # how later columns see it: log | log1p | [centre, scale]
     knots = [10, 20, 40]              # public spline knots (original scale)
     predictors = ["age", "sex"]       # its row of the predictor matrix
+    grid = {step = 0.01, digits = 2}  # public recording precision (synthetic values snapped)
 
     [sampling]
     draws = 500
@@ -75,7 +76,7 @@ from pseudopost.release.schema import ReleaseSpec, Schema, fail
 
 __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
-_COLUMN_KEYS = ("model", "codes", "spikes", "transform", "knots", "predictors")
+_COLUMN_KEYS = ("model", "codes", "spikes", "transform", "knots", "predictors", "grid")
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
 
@@ -115,7 +116,7 @@ class WholeFileSettings:
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     """``[file.columns.X]`` tables -> the declarations' per-column mappings."""
     out: dict[str, dict] = {
-        k: {} for k in ("models", "missing_codes", "spikes", "transforms", "knots", "pm")
+        k: {} for k in ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid")
     }
     for col, table in columns.items():
         key = f"file.columns.{col}"
@@ -142,6 +143,8 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
             if not all(isinstance(p, str) and p for p in preds):
                 raise fail(f"{key}.predictors", preds, "a list of column names", "")
             out["pm"][col] = preds
+        if "grid" in table:
+            out["grid"][col] = _table(f"{key}.grid", table["grid"])
     return out
 
 
@@ -218,6 +221,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 transforms=cols["transforms"],
                 knots=cols["knots"],
                 predictor_matrix=cols["pm"],
+                grid=cols["grid"],
                 max_levels=fil.get("max_levels", 10),
             )
         except (TypeError, ValueError) as exc:
@@ -477,6 +481,7 @@ def _declared(decl) -> dict[str, Any]:
         "interactions": decl.interactions,
         "rules": tuple(r.text for r in decl.rules),
         "structural_zeros": tuple(z.text for z in decl.structural_zeros),
+        "grid": {c: g.to_dict() for c, g in decl.grid.items()},
         "max_levels": decl.max_levels,
     }
 
