@@ -19,7 +19,9 @@ non-decreasing in k; with :math:`s \ge 10^{-d}` (checked) the point nearest to x
 
 :meth:`Grid.snap` moves each value to the nearest grid point that lies in the column model's
 support (e.g. :math:`> 0` for a log-normal) and is not a declared code or spike (those are
-statuses, not values); ties go to the lower point.
+statuses, not values); ties go to the lower point. With codes and spikes excluded the nearest
+allowed point may be further than :math:`k_0 \pm 1`; the search widens ring by ring until no
+further point can be nearer (:meth:`Grid.snap`).
 
 **Privacy**: snapping is post-processing. The synthetic values are a function of the posterior
 draw (the mechanism's output), public declarations (the grid, the support, the codes) and
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +47,7 @@ __all__ = ["MAX_DIGITS", "Grid"]
 #: digits are integers in [-MAX_DIGITS, MAX_DIGITS]
 MAX_DIGITS = 12
 _KEYS = ("step", "digits", "origin")
+_MAX_RING = 1 << 16
 
 
 def _real(v: object) -> bool:
@@ -173,45 +176,95 @@ class Grid:
         *,
         low_open: bool = False,
         forbidden: tuple = (),
+        index_ok: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> np.ndarray:
-        """Each finite value of ``x`` moved to the nearest grid point in the support ``[low,
-        high]`` (``(low, high]`` with ``low_open``) that is not in ``forbidden`` (ties: the
-        lower point); module docstring. ``x`` is not modified.
+        r"""Each value of ``x`` moved to the nearest *allowed* grid point: inside the support
+        ``[low, high]`` (``(low, high]`` with ``low_open``), not in ``forbidden`` and, with
+        ``index_ok``, whose index k passes it (ties: the lower point); ``x`` is not modified.
+
+        A value inside the support is settled by rings :math:`k_0 \pm j` around
+        :math:`k_0 = \mathrm{rint}((x - o)/s)`: every point of ring :math:`j + 1` or beyond is
+        at least :math:`(j + 	frac12)s - r` away (module docstring), so the search stops once
+        the best allowed point so far is nearer than that (ring 1 when nothing is excluded).
+        A value below (above) the support is nearest to the lowest (highest) allowed point.
 
         Raises
         ------
         ValueError
-            When no grid point lies in the support, or a value is not finite.
+            When a value is not finite or no allowed grid point exists near it.
         """
         x = np.asarray(x, dtype=np.float64)
         if not np.all(np.isfinite(x)):
             raise ValueError("Grid snapping needs finite values.")
         bad = np.asarray([float(f) for f in forbidden], dtype=np.float64)
 
-        def ok(g: np.ndarray) -> np.ndarray:
-            inside = (g > low) if low_open else (g >= low)
-            inside &= g <= high
-            return inside & ~np.isin(g, bad) if bad.size else inside
+        def allowed(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            g = self.point(k)
+            ok = (g > low) if low_open else (g >= low)
+            ok &= g <= high
+            if bad.size:
+                ok &= ~np.isin(g, bad)
+            if index_ok is not None:
+                ok &= np.asarray(index_ok(k), dtype=bool)
+            return g, ok
 
+        out = np.empty(x.shape)
+        k_low, k_high = self._support_indices(low, high, low_open)
+        if k_low > k_high:
+            raise ValueError(
+                f"No point of the grid {self.describe()} lies in the support "
+                f"{'(' if low_open else '['}{low:g}, {high:g}]."
+            )
+        below = (x <= low) if low_open else (x < low)
+        above = x > high
+        inner = ~(below | above)
+        if inner.any():
+            out[inner] = self._rings(x[inner], allowed)
+        if below.any() or above.any():
+            if below.any():
+                out[below] = self._first(k_low, 1.0, k_high, allowed, low, high)
+            if above.any():
+                out[above] = self._first(k_high, -1.0, k_low, allowed, low, high)
+        return out
+
+    def _rings(self, x: np.ndarray, allowed) -> np.ndarray:
+        """The nearest allowed point to each value of ``x`` (inside the support), ring by ring."""
         k0 = self.index(x)
         best = np.full(x.shape, np.nan)
         dist = np.full(x.shape, np.inf)
-        for dk in (-1.0, 0.0, 1.0):
-            g = self.point(k0 + dk)
-            d = np.abs(g - x)
-            better = ok(g) & (d < dist)
-            best[better], dist[better] = g[better], d[better]
-        rest = np.flatnonzero(np.isnan(best))
-        if rest.size:
-            k_low, k_high = self._support_indices(low, high, low_open)
-            if k_low > k_high:
-                raise ValueError(
-                    f"No point of the grid {self.describe()} lies in the support "
-                    f"{'(' if low_open else '['}{low:g}, {high:g}]."
-                )
-            for i in rest:
-                best[i] = self._walk(float(x[i]), min(max(float(k0[i]), k_low), k_high), ok)
-        return best
+        todo = np.arange(x.size)
+        r = 0.5 * self.resolution
+        for j in range(_MAX_RING):
+            for dk in (0.0,) if j == 0 else (-float(j), float(j)):
+                g, ok = allowed(k0[todo] + dk)
+                d = np.abs(g - x[todo])
+                better = ok & ((d < dist[todo]) | ((d == dist[todo]) & (g < best[todo])))
+                idx = todo[better]
+                best[idx], dist[idx] = g[better], d[better]
+            todo = todo[~(dist[todo] < (j + 0.5) * self.step - r)]
+            if todo.size == 0:
+                return best
+        raise ValueError(  # pragma: no cover  (2**16 excluded points in a row)
+            f"No allowed point of the grid {self.describe()} near {x[todo][0]:g}."
+        )
+
+    def _first(self, start: float, direction: float, stop: float, allowed, low, high) -> float:
+        """The first allowed point walking from index ``start`` in ``direction`` (the support's
+        lowest or highest allowed point)."""
+        if not (math.isfinite(start) and start * direction <= stop * direction):
+            raise ValueError(
+                f"No point of the grid {self.describe()} lies in the support [{low:g}, {high:g}]."
+            )
+        for j in range(_MAX_RING):
+            k = start + direction * j
+            if k * direction > stop * direction:
+                break
+            g, ok = allowed(np.array([k]))
+            if ok[0]:
+                return float(g[0])
+        raise ValueError(
+            f"No allowed point of the grid {self.describe()} in the support [{low:g}, {high:g}]."
+        )
 
     def _support_indices(self, low: float, high: float, low_open: bool) -> tuple[float, float]:
         r"""(smallest, largest) k whose point lies in the support (grid points are monotone in
@@ -230,20 +283,6 @@ class Grid:
                 k -= 1
             k_high = float(k)
         return k_low, k_high
-
-    def _walk(self, v: float, centre: float, ok) -> float:
-        """The nearest allowed point to ``v``, walking outwards from index ``centre`` (inside the
-        support) past codes and spikes; one more ring is compared once one is found."""
-        found: list[tuple[float, float]] = []
-        for j in range(1 << 16):
-            ks = np.array([centre] if j == 0 else [centre - j, centre + j])
-            g = self.point(ks)
-            found += [(abs(float(p) - v), float(p)) for p in g[ok(g)]]
-            if found and j > 0:
-                return min(found)[1]
-        raise ValueError(  # pragma: no cover  (65,536 forbidden points in a row)
-            f"No allowed point of the grid {self.describe()} near {v:g}."
-        )
 
     def share_off(self, x: np.ndarray) -> float:
         """Share of the values ``x`` that are not grid points (to a relative tolerance 1e-9 of

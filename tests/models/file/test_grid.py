@@ -69,6 +69,25 @@ def test_snap_inside_support_and_off_codes(grid, x, low, low_open, n_bad):
     np.testing.assert_array_equal(grid.snap(y, low, low_open=low_open, forbidden=forbidden), y)
 
 
+@settings(max_examples=150, deadline=None)
+@given(grids, values, st.integers(0, 4), st.sampled_from([None, 2, 3, 5]), st.floats(-50.0, 50.0))
+def test_snap_past_excluded_points_and_indices(grid, x, n_near, multiple, low):
+    """Adversarial exclusions: the ``n_near`` points nearest to x[0] are codes, and (with
+    ``multiple``) indices that are multiples of it are excluded (heaps)."""
+    ks = grid.index(x[:1]) + np.array([0, -1, 1, -2, 2])[:n_near]
+    forbidden = tuple(float(v) for v in grid.point(ks))
+    index_ok = None if multiple is None else (lambda k: np.mod(k, multiple) != 0)
+    y = grid.snap(x, low, forbidden=forbidden, index_ok=index_ok)
+
+    def ok(g):
+        k = grid.index(g)
+        out = (g >= low) & ~np.isin(g, np.array(forbidden))
+        return out if index_ok is None else out & index_ok(k)
+
+    for xi, yi in zip(x, y, strict=True):
+        assert yi == _brute(grid, xi, ok, low)
+
+
 def test_grid_examples():
     height = Grid(0.0254, 2)
     np.testing.assert_array_equal(height.snap(np.array([1.7, 1.71, 1.2699])), [1.7, 1.7, 1.27])
