@@ -19,7 +19,9 @@ later columns as ``log``.
 
 Recording precision: a declared ``grid`` per numeric column (heights in whole inches stored as
 metres to 2 decimals) snaps the synthetic values to the grid the real ones are recorded on, a
-public fact and post-processing (:mod:`pseudopost.models.file.grid`).
+public fact and post-processing (:mod:`pseudopost.models.file.grid`); declared ``heaps``
+(weights heaped at multiples of 5 and 10 lb) add a heap part per column
+(:mod:`pseudopost.models.file.heaps`).
 
 Flexibility (see :mod:`pseudopost.models.file.design`): ``knots`` add linear-spline terms of a
 continuous predictor at public knots and ``interactions`` the products of two categorical
@@ -183,6 +185,7 @@ def synthesize(
     interactions: Sequence[tuple[str, str]] | None = None,
     codebook: Codebook | None = None,
     grid: Mapping[str, Mapping[str, float]] | None = None,
+    heaps: Mapping[str, Sequence[int]] | None = None,
     max_levels: int = 10,
     m: int = 1,
     scale: float = 1.0,
@@ -240,6 +243,12 @@ def synthesize(
         point inside the column's support (codes and spikes untouched): post-processing of the
         posterior draws, at no privacy cost (:mod:`pseudopost.models.file.grid`). A warning
         names a column whose real observed values are not all on its grid.
+    heaps
+        Column -> multiples of its grid step where answers heap (digit preference), e.g.
+        ``{"weight": [10, 5]}``: the column gains a heap part, a categorical over "multiple of
+        10 steps", "multiple of 5 steps" and "off the heaps" on its observed records, and each
+        synthetic value is snapped to the grid points of its drawn heap
+        (:mod:`pseudopost.models.file.heaps`). Needs the column's ``grid``.
     max_levels
         Numbers with at most this many distinct observed integer values are categorical.
     m
@@ -292,6 +301,7 @@ def synthesize(
         structural_zeros=structural_zeros,
         codebook=codebook,
         grid=grid,
+        heaps=heaps,
         max_levels=max_levels,
     )
     mechanism = PseudoPosterior(

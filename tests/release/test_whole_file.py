@@ -45,6 +45,7 @@ structural_zeros = ["employed == 'yes' and age < 18"]
 model = "lognormal"
 codes = [-9]
 grid = {{step = 0.25, digits = 2}}
+heaps = [4]
 
 [file.columns.age]
 knots = [30, 50]
@@ -92,7 +93,7 @@ def test_release_folder_privacy_record_and_report(released):
     assert {r["column"] for r in p["parts"]} == {"age", "region", "employed", "wage"}
     shares = p["utility"]["missing codes and spikes: real and synthetic shares"]
     wage = {(r["dataset"], r["status"]): r for r in shares if r["column"] == "wage"}
-    assert {s for _, s in wage} == {"missing", "-9"}
+    assert {s for _, s in wage} == {"missing", "-9", "off the heaps", "multiple of 4 steps"}
     broken = p["utility"]["rules and structural zeros: synthetic records breaking them"]
     assert len(broken) == 4 and all(r["violations"] == 0 for r in broken)
     assert {"S_pMSE", "pMSE"} <= set(p["utility"]["propensity score (S_pMSE, CART)"][0])
@@ -106,7 +107,8 @@ def test_release_folder_privacy_record_and_report(released):
     # the declared grid: every synthetic wage value on it, and the choices table says so
     w = syn.wage[syn.wage > 0]
     np.testing.assert_array_equal(np.round(np.rint(w / 0.25) * 0.25, 2), w)
-    assert "round(k * 0.25, 2)" in page
+    assert "round(k * 0.25, 2)" in page and "heaps at multiples of 4 grid steps" in page
+    assert "wage.heap (bernoulli)" in page
 
 
 def test_account_recomputes_the_epsilon(released):

@@ -26,8 +26,9 @@ draws (:class:`~pseudopost.privacy.kernels.parts.PartAccountant`), one weight pe
 
 Synthesis (:meth:`FileModel.simulate`): for dataset d under one posterior draw, the columns in
 visit order, each by inversion from the record-indexed uniforms
-``record_uniforms(seed, synthesis_stream(d, j), 0, n, 2)`` (j the column's position in the
-frame; the first uniform draws the status or level, the second the value), conditioned on the
+``record_uniforms(seed, synthesis_stream(d, j), 0, n, 3)`` (j the column's position in the
+frame; the first uniform draws the status or level, the second the value, the third a heap
+label), conditioned on the
 *synthetic* earlier columns; structural zeros mask the levels a record may take, then the
 column's rules are imposed. Codes come out as the codes and spikes as the spike values, never as
 drawn values (a drawn value that would equal a code or spike moves to the nearest other
@@ -79,7 +80,7 @@ class FileModel(SynthModel):
         ``structural_zeros``, ``codebook``, ``grid``, ``max_levels``).
     """
 
-    uniforms_per_record = 2
+    uniforms_per_record = 3
 
     def __init__(self, declarations: Declarations | None = None, **arguments) -> None:
         if declarations is not None and arguments:
@@ -180,7 +181,7 @@ class FileModel(SynthModel):
         out = {}
         for p in plan.plans:
             for pp in p.parts:
-                if pp.role in ("levels", "status"):
+                if pp.role in ("levels", "status", "heap"):
                     y = _part_outcome(p, pp)
                     out[pp.part.name] = np.where(np.isnan(y), -1, y).astype(np.int64)
         return out
@@ -238,6 +239,10 @@ def _part_outcome(p: ColumnPlan, pp: PartPlan) -> np.ndarray:
         key = c.level_codes(c.status, c.values)
     elif pp.role == "status":
         key = c.status
+    elif pp.role == "heap":
+        active = active & (c.status == 0)
+        key = np.zeros(c.n, dtype=np.int64)
+        key[active] = p.heaps.labels(np.asarray(c.values, dtype=np.float64)[active])
     elif c.ordered:
         key = c.level_codes(c.status, c.values)
         active = active & (c.status == 0)
@@ -352,8 +357,18 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
                 f"(transforms=) or declare its model."
             )
         forbidden = (*c.info.codes, *c.info.spikes)
-        if p.grid is not None:  # public recording precision: post-processing (grid module)
-            low, low_open = value_support(p.choice.family)
+        low, low_open = value_support(p.choice.family)
+        if p.heaps is not None:  # the heap label, then the value snapped to it (heaps module)
+            heap_pp = p.part("heap")
+            if heap_pp is not None:
+                k = heap_pp.part.sample(
+                    _params(heap_pp.part, params), heap_pp.design(X[obs]), u[obs, 2]
+                ).astype(np.int64)
+                labels = heap_pp.codes[k]
+            else:
+                labels = np.full(int(obs.sum()), p.heap_constant, dtype=np.int64)
+            values[obs] = p.heaps.snap(v, labels, low, low_open=low_open, forbidden=forbidden)
+        elif p.grid is not None:  # public recording precision: post-processing (grid module)
             values[obs] = p.grid.snap(v, low, low_open=low_open, forbidden=forbidden)
         else:
             discrete = c.info.kind == "integer" or p.choice.family in _COUNT
@@ -408,7 +423,9 @@ def synthesize_columns(
     out = {}
     for p in plan.plans:
         c = p.column
-        u = record_uniforms(seed, synthesis_stream(dataset, c.position), 0, n, 2)
+        # three uniforms per record: status or level, value, heap label (the first two are the
+        # same for any k <= 4: record_uniforms draws them in blocks of four)
+        u = record_uniforms(seed, synthesis_stream(dataset, c.position), 0, n, 3)
         X = p.design.matrix(states, n)
         status, values = _draw_column(p, params, X, u, frame)
         series = c.decode(status, values, index)

@@ -15,8 +15,10 @@ each zero where the part is not active; DESIGN.md section 9):
   without predictors, ``bernoulli`` with two levels, ``categorical`` otherwise;
   ``masked_categorical`` when a structural zero targets k), named ``k``;
 * ordinal, numeric: a status part ``k.status`` over the statuses its active records hold
-  (omitted when there is one), then a value part ``k.value`` (ordered logit, or the numeric
-  family) on the active records whose status is "observed".
+  (omitted when there is one), then, for a numeric column with declared heaps, a heap part
+  ``k.heap`` over the heap labels its observed values hold (:mod:`pseudopost.models.file.heaps`),
+  then a value part ``k.value`` (ordered logit, or the numeric family) on the active records
+  whose status is "observed".
 
 A record is active in k's parts unless a rule fixes k there. A part whose records hold one
 level only is omitted too (that level is then drawn with certainty).
@@ -44,6 +46,7 @@ from pseudopost.models.file.declarations import Declarations
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
+from pseudopost.models.file.heaps import Heaps
 from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
 from pseudopost.models.status import column_kind
@@ -117,6 +120,8 @@ class ColumnPlan:
     value_constant: int | None = None
     mask: np.ndarray | None = None  # (n, K) allowed levels of the real records (zeros)
     grid: Grid | None = None  # the declared grid its synthetic values are snapped to
+    heaps: Heaps | None = None  # the declared heaps (a heap part, or heap_constant)
+    heap_constant: int | None = None  # the one heap label of its observed values (no part)
 
     @property
     def name(self) -> str:
@@ -172,6 +177,8 @@ class FilePlan:
                         if p.grid is not None
                         else f"; declared grid {g.describe()} not needed (values are its levels)"
                     )
+                if p.heaps is not None:
+                    reason += f"; heaps at multiples of {p.heaps.describe()}"
                 left = [f"{pp.part.name}: {', '.join(pp.left_out)}" for pp in p.parts
                         if pp.left_out]  # fmt: skip
                 if left:
@@ -285,8 +292,11 @@ def _selected(names: list[str], X: np.ndarray, active: np.ndarray):
     )
 
 
-def _column_parts(col, choice, design, X, active, masked) -> tuple[tuple, int | None, int | None]:
-    """The parts of one column (module docstring) given its design ``X`` on the real records."""
+def _column_parts(
+    col, choice, design, X, active, masked, heaps=None
+) -> tuple[tuple, int | None, int | None, int | None]:
+    """The parts of one column (module docstring) given its design ``X`` on the real records,
+    its constant level or status, its constant ordinal value and its constant heap label."""
     name, names = col.name, list(design.names)
     if choice.categorical:
         codes = col.level_codes(col.status, col.values)
@@ -294,8 +304,8 @@ def _column_parts(col, choice, design, X, active, masked) -> tuple[tuple, int | 
         if present.size >= 2:
             inputs, preds, left = _selected(names, X, active)
             part = _level_part(name, name, preds, int(present.size), masked)
-            return (PartPlan("levels", part, present, inputs, left),), None, None
-        return (), (int(present[0]) if present.size else None), None
+            return (PartPlan("levels", part, present, inputs, left),), None, None, None
+        return (), (int(present[0]) if present.size else None), None, None
     parts = []
     present = np.unique(col.status[active])
     constant = None
@@ -306,7 +316,16 @@ def _column_parts(col, choice, design, X, active, masked) -> tuple[tuple, int | 
     elif present.size == 1:
         constant = int(present[0])
     observed = active & (col.status == 0)
-    value_constant = None
+    value_constant = heap_constant = None
+    if heaps is not None and observed.any():
+        labels = heaps.labels(np.asarray(col.values, dtype=np.float64)[observed])
+        held = np.unique(labels)
+        if held.size >= 2:
+            inputs, preds, left = _selected(names, X, observed)
+            part = _level_part(f"{name}.heap", name, preds, int(held.size), False)
+            parts.append(PartPlan("heap", part, held, inputs, left))
+        else:
+            heap_constant = int(held[0])
     if choice.ordered:
         codes = col.level_codes(col.status, col.values)
         held = np.unique(codes[observed])
@@ -320,7 +339,7 @@ def _column_parts(col, choice, design, X, active, masked) -> tuple[tuple, int | 
         inputs, preds, left = _selected(names, X, observed)
         part = make_part(choice.family, name, preds, name=f"{name}.value")
         parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
-    return tuple(parts), constant, value_constant
+    return tuple(parts), constant, value_constant, heap_constant
 
 
 def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
@@ -402,8 +421,9 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions)
         )
         X = design.matrix(states, len(frame))
-        parts, constant, value_constant = _column_parts(
-            encoded[c], choices[c], design, X, ~fixed[c], c in zeros
+        heaps = Heaps(grids[c], decl.heaps[c]) if c in decl.heaps and c in grids else None
+        parts, constant, value_constant, heap_constant = _column_parts(
+            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps
         )
         del X
         mask = None
@@ -412,7 +432,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             mask = zero_mask(zeros[c], frame, c, cells)
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
-                       fixed[c], parts, constant, value_constant, mask, grids.get(c))
+                       fixed[c], parts, constant, value_constant, mask, grids.get(c), heaps,
+                       heap_constant)
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -470,6 +491,11 @@ def _check_grids(decl: Declarations, encoded, choices, order) -> dict[str, Grid]
             )
         if c in order and ch.family is not None:
             out[c] = g
+        elif c in decl.heaps:
+            raise ValueError(
+                f"Column {c!r} declares heaps but is modelled {ch.model} (its values are levels "
+                f"drawn as they are); heaps need a numeric value family (declare its model)."
+            )
     return out
 
 
