@@ -79,9 +79,11 @@ FILES = {
                 "height": {"step": 0.0254, "digits": 2},
                 "weight": {"step": 0.4536, "digits": 2},
             },
+            # self-reported weights heap at whole tens and fives of pounds (digit preference)
+            "heaps": {"weight": [10, 5]},
         },
         "note": "grids declared (codebook): height whole inches as metres, weight whole pounds "
-        "as kilograms, both to 2 decimals",
+        "as kilograms, both to 2 decimals; weight heaps at multiples of 10 and 5 lb",
     },
 }
 
