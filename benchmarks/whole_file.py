@@ -71,8 +71,19 @@ FILES = {
         "load": lambda: pd.read_csv(_synthpop.DATA / "yrbss.csv"),
         "keys": ["age", "gender", "grade", "race"],
         "target": "helmet_12m",
-        "declarations": {},
-        "note": "no declarations (defaults)",
+        # the codebook's facts: heights are asked in feet and inches and stored in metres to 2
+        # decimals, weights in pounds and stored in kilograms to 2 decimals (every real value
+        # is round(k * 0.0254, 2) resp. round(k * 0.4536, 2) for an integer k)
+        "declarations": {
+            "grid": {
+                "height": {"step": 0.0254, "digits": 2},
+                "weight": {"step": 0.4536, "digits": 2},
+            },
+            # self-reported weights heap at whole tens and fives of pounds (digit preference)
+            "heaps": {"weight": [10, 5]},
+        },
+        "note": "grids declared (codebook): height whole inches as metres, weight whole pounds "
+        "as kilograms, both to 2 decimals; weight heaps at multiples of 10 and 5 lb",
     },
 }
 

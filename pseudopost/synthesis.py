@@ -17,6 +17,12 @@ levels of their own; other numbers get a status part (observed, missing, each co
 and a value part, zeros of a zero-inflated amount becoming a spike); a log-normal column enters
 later columns as ``log``.
 
+Recording precision: a declared ``grid`` per numeric column (heights in whole inches stored as
+metres to 2 decimals) snaps the synthetic values to the grid the real ones are recorded on, a
+public fact and post-processing (:mod:`pseudopost.models.file.grid`); declared ``heaps``
+(weights heaped at multiples of 5 and 10 lb) add a heap part per column
+(:mod:`pseudopost.models.file.heaps`).
+
 Flexibility (see :mod:`pseudopost.models.file.design`): ``knots`` add linear-spline terms of a
 continuous predictor at public knots and ``interactions`` the products of two categorical
 predictors' levels, the two places where CART beats a plain GLM; both are fixed before the data
@@ -178,6 +184,8 @@ def synthesize(
     knots: Mapping[str, Sequence[float]] | None = None,
     interactions: Sequence[tuple[str, str]] | None = None,
     codebook: Codebook | None = None,
+    grid: Mapping[str, Mapping[str, float]] | None = None,
+    heaps: Mapping[str, Sequence[int]] | None = None,
     max_levels: int = 10,
     m: int = 1,
     scale: float = 1.0,
@@ -227,6 +235,20 @@ def synthesize(
         and interactions of categorical columns (:mod:`pseudopost.models.file.design`).
     codebook
         A :class:`~pseudopost.formats.Codebook`: its missing codes, under ``missing_codes``.
+    grid
+        Column -> the public recording precision of a numeric column,
+        ``{"step": s, "digits": d, "origin": o}`` (values ``round(k * s + o, d)``, e.g. heights
+        in inches as metres: ``{"height": {"step": 0.0254, "digits": 2}}``), or
+        ``{"digits": d}`` alone. Synthetic observed values are snapped to the nearest grid
+        point inside the column's support (codes and spikes untouched): post-processing of the
+        posterior draws, at no privacy cost (:mod:`pseudopost.models.file.grid`). A warning
+        names a column whose real observed values are not all on its grid.
+    heaps
+        Column -> multiples of its grid step where answers heap (digit preference), e.g.
+        ``{"weight": [10, 5]}``: the column gains a heap part, a categorical over "multiple of
+        10 steps", "multiple of 5 steps" and "off the heaps" on its observed records, and each
+        synthetic value is snapped to the grid points of its drawn heap
+        (:mod:`pseudopost.models.file.heaps`). Needs the column's ``grid``.
     max_levels
         Numbers with at most this many distinct observed integer values are categorical.
     m
@@ -278,6 +300,8 @@ def synthesize(
         rules=rules,
         structural_zeros=structural_zeros,
         codebook=codebook,
+        grid=grid,
+        heaps=heaps,
         max_levels=max_levels,
     )
     mechanism = PseudoPosterior(

@@ -20,7 +20,7 @@ def _frame(n=250, seed=1) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     age = rng.integers(16, 80, n)
     employed = np.where(age < 18, "no", rng.choice(["yes", "no"], n, p=[0.7, 0.3]))
-    wage = np.round(rng.lognormal(2.5, 0.5, n), 2)
+    wage = np.round(np.round(rng.lognormal(2.5, 0.5, n) / 0.25) * 0.25, 2)  # on a 0.25 grid
     wage = np.where(employed == "no", np.nan, wage)
     wage = np.where((employed == "yes") & (rng.random(n) < 0.1), -9.0, wage)
     region = rng.choice(["north", "south", "east"], n).astype(object)
@@ -44,6 +44,8 @@ structural_zeros = ["employed == 'yes' and age < 18"]
 [file.columns.wage]
 model = "lognormal"
 codes = [-9]
+grid = {{step = 0.25, digits = 2}}
+heaps = [4]
 
 [file.columns.age]
 knots = [30, 50]
@@ -94,7 +96,7 @@ def test_release_folder_privacy_record_and_report(released):
     assert {r["column"] for r in p["parts"]} == {"age", "region", "employed", "wage"}
     shares = p["utility"]["missing codes and spikes: real and synthetic shares"]
     wage = {(r["dataset"], r["status"]): r for r in shares if r["column"] == "wage"}
-    assert {s for _, s in wage} == {"missing", "-9"}
+    assert {s for _, s in wage} == {"missing", "-9", "off the heaps", "multiple of 4 steps"}
     broken = p["utility"]["rules and structural zeros: synthetic records breaking them"]
     assert len(broken) == 4 and all(r["violations"] == 0 for r in broken)
     assert {"S_pMSE", "pMSE"} <= set(p["utility"]["propensity score (S_pMSE, CART)"][0])
@@ -105,6 +107,11 @@ def test_release_folder_privacy_record_and_report(released):
     assert syn.wage[syn.employed == "no"].isna().all()
     assert not ((syn.employed == "yes") & (syn.age < 18)).any()
     assert set(syn.wage.dropna()[syn.wage.dropna() < 0]) <= {-9.0}
+    # the declared grid: every synthetic wage value on it, and the choices table says so
+    w = syn.wage[syn.wage > 0]
+    np.testing.assert_array_equal(np.round(np.rint(w / 0.25) * 0.25, 2), w)
+    assert "round(k * 0.25, 2)" in page and "heaps at multiples of 4 grid steps" in page
+    assert "wage.heap (bernoulli)" in page
 
 
 def test_account_recomputes_the_epsilon(released):
@@ -123,6 +130,10 @@ def test_spec_errors_name_the_declaration(tmp_path):
     (tmp_path / "b.toml").write_text(bad_rule)
     with pytest.raises(SpecError, match=r"spec section '\[file\]': Cannot parse rule"):
         load_spec(tmp_path / "b.toml")
+    bad_grid = SPEC.format(data="survey.csv").replace("step = 0.25,", "step = -1,")
+    (tmp_path / "d.toml").write_text(bad_grid)
+    with pytest.raises(SpecError, match=r"'wage': A grid's 'step' must be a finite number > 0"):
+        load_spec(tmp_path / "d.toml")
     contradicted = SPEC.format(data="survey.csv").replace(
         "wage is missing when employed == 'no'", "wage is missing when employed == 'yes'"
     )

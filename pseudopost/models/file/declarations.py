@@ -4,7 +4,9 @@ Everything here is public (DESIGN.md section 9: it sits outside the accountant a
 stated as such): the visit sequence ``order``, the ``predictor_matrix`` (which earlier columns
 each column uses), a model name per column, the columns released as given (``keep``) or left out
 (``drop``), missing ``codes`` and ``spikes`` per column, predictor ``transforms`` and spline
-``knots``, ``interactions`` of categorical predictors, ``rules`` and ``structural_zeros``.
+``knots``, ``interactions`` of categorical predictors, ``rules`` and ``structural_zeros``, and
+a numeric column's recording precision (``grid``, :mod:`pseudopost.models.file.grid`) and its
+``heaps`` (:mod:`pseudopost.models.file.heaps`).
 :class:`Declarations` normalises the arguments (lists to tuples, rule texts to
 :class:`~pseudopost.models.rules.Rule`) and raises a ``TypeError``/``ValueError`` naming the
 argument and the value; the checks against the data (unknown columns, codes of the wrong type,
@@ -22,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pseudopost.formats import Codebook
+from pseudopost.models.file.grid import Grid
+from pseudopost.models.file.heaps import parse_heaps
 from pseudopost.models.registry import MODEL_NAMES
 from pseudopost.models.rules import Rule, StructuralZero
 
@@ -172,6 +176,11 @@ class Declarations:
         both.
     rules : tuple of Rule
     structural_zeros : tuple of StructuralZero
+    grid : dict
+        Column -> :class:`~pseudopost.models.file.grid.Grid`: the public recording precision
+        of a numeric column; synthetic values are snapped to it (post-processing).
+    heaps : dict
+        Column -> multiples of its grid step where values heap, coarsest first (``(10, 5)``).
     max_levels : int
         A numeric column with at most this many distinct observed integer values is modelled as
         categorical (:func:`~pseudopost.models.registry.choose_model`'s ``max_levels``).
@@ -189,6 +198,8 @@ class Declarations:
     interactions: tuple = ()
     rules: tuple = ()
     structural_zeros: tuple = ()
+    grid: dict = field(default_factory=dict)
+    heaps: dict = field(default_factory=dict)
     max_levels: int = 10
 
     @classmethod
@@ -208,6 +219,8 @@ class Declarations:
         rules: Sequence[Rule | str | Mapping] = (),
         structural_zeros: Sequence[StructuralZero | str | Mapping] = (),
         codebook: Codebook | None = None,
+        grid: Mapping[str, Mapping | Grid] | None = None,
+        heaps: Mapping[str, Sequence[int]] | None = None,
         max_levels: int = 10,
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
@@ -261,6 +274,14 @@ class Declarations:
         zeros_t = tuple(
             StructuralZero.parse(z) for z in _as_list(structural_zeros, "structural_zeros")
         )
+        grids = {c: Grid.parse(g, c) for c, g in _mapping(grid, "grid").items()}
+        heaps_d = {c: parse_heaps(h, c) for c, h in _mapping(heaps, "heaps").items()}
+        no_grid = sorted(set(heaps_d) - set(grids))
+        if no_grid:
+            raise ValueError(
+                f"'heaps' are multiples of a column's grid step; column(s) {no_grid} declare "
+                f"heaps but no 'grid'."
+            )
         if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
             raise ValueError(f"'max_levels' must be an integer >= 2. Got {max_levels!r}.")
         return cls(
@@ -276,6 +297,8 @@ class Declarations:
             interactions=_interactions(interactions),
             rules=rules_t,
             structural_zeros=zeros_t,
+            grid=grids,
+            heaps=heaps_d,
             max_levels=max_levels,
         )
 
@@ -292,6 +315,8 @@ class Declarations:
             "transforms": list(self.transforms),
             "knots": list(self.knots),
             "interactions": [c for pair in self.interactions for c in pair],
+            "grid": list(self.grid),
+            "heaps": list(self.heaps),
         }
         if self.order is not None:
             out["order"] = list(self.order)

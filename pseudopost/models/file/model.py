@@ -26,13 +26,15 @@ draws (:class:`~pseudopost.privacy.kernels.parts.PartAccountant`), one weight pe
 
 Synthesis (:meth:`FileModel.simulate`): for dataset d under one posterior draw, the columns in
 visit order, each by inversion from the record-indexed uniforms
-``record_uniforms(seed, synthesis_stream(d, j), 0, n, 2)`` (j the column's position in the
-frame; the first uniform draws the status or level, the second the value), conditioned on the
+``record_uniforms(seed, synthesis_stream(d, j), 0, n, 3)`` (j the column's position in the
+frame; the first uniform draws the status or level, the second the value, the third a heap
+label), conditioned on the
 *synthetic* earlier columns; structural zeros mask the levels a record may take, then the
 column's rules are imposed. Codes come out as the codes and spikes as the spike values, never as
 drawn values (a drawn value that would equal a code or spike moves to the nearest other
-integer, or the next float); kept columns are as given, dropped columns absent, and dtypes,
-categories and column order are the input's.
+integer, or the next float; with a declared grid, to the nearest grid point that is neither,
+inside the family's support: :mod:`pseudopost.models.file.grid`); kept columns are as given,
+dropped columns absent, and dtypes, categories and column order are the input's.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from pseudopost._validation import check_frame
 from pseudopost.models.base import Prepared, SynthModel, synthesis_stream
 from pseudopost.models.file.constraints import fixed_records, impose_rules, zero_mask
 from pseudopost.models.file.declarations import Declarations
-from pseudopost.models.file.plan import ColumnPlan, FilePlan, PartPlan, make_plan
+from pseudopost.models.file.plan import ColumnPlan, FilePlan, PartPlan, make_plan, value_support
 from pseudopost.models.loglik import stack_draws
 from pseudopost.models.parts import SEP, Part, PartData
 
@@ -75,10 +77,10 @@ class FileModel(SynthModel):
         A :class:`~pseudopost.models.file.declarations.Declarations`; or give its arguments as
         keywords (``order``, ``predictor_matrix``, ``models``, ``keep``, ``drop``,
         ``missing_codes``, ``spikes``, ``transforms``, ``knots``, ``interactions``, ``rules``,
-        ``structural_zeros``, ``codebook``, ``max_levels``).
+        ``structural_zeros``, ``codebook``, ``grid``, ``max_levels``).
     """
 
-    uniforms_per_record = 2
+    uniforms_per_record = 3
 
     def __init__(self, declarations: Declarations | None = None, **arguments) -> None:
         if declarations is not None and arguments:
@@ -179,7 +181,7 @@ class FileModel(SynthModel):
         out = {}
         for p in plan.plans:
             for pp in p.parts:
-                if pp.role in ("levels", "status"):
+                if pp.role in ("levels", "status", "heap"):
                     y = _part_outcome(p, pp)
                     out[pp.part.name] = np.where(np.isnan(y), -1, y).astype(np.int64)
         return out
@@ -237,6 +239,10 @@ def _part_outcome(p: ColumnPlan, pp: PartPlan) -> np.ndarray:
         key = c.level_codes(c.status, c.values)
     elif pp.role == "status":
         key = c.status
+    elif pp.role == "heap":
+        active = active & (c.status == 0)
+        key = np.zeros(c.n, dtype=np.int64)
+        key[active] = p.heaps.labels(np.asarray(c.values, dtype=np.float64)[active])
     elif c.ordered:
         key = c.level_codes(c.status, c.values)
         active = active & (c.status == 0)
@@ -254,7 +260,9 @@ def column_data(p: ColumnPlan, X: np.ndarray) -> list[PartData]:
     out = []
     for pp in p.parts:
         y = _part_outcome(p, pp)
-        Xp = np.concatenate([X, p.mask.astype(np.float64)], axis=1) if pp.masked else X
+        Xp = pp.design(X)
+        if pp.masked:
+            Xp = np.concatenate([Xp, p.mask.astype(np.float64)], axis=1)
         out.append(PartData(y, Xp, ~np.isnan(y)))
     return out
 
@@ -298,7 +306,7 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
     if c.categorical:
         if p.parts:
             pp = p.parts[0]
-            Xp = X
+            Xp = pp.design(X)
             if pp.masked:
                 mask = zero_mask(p.zeros, frame_so_far, c.name,
                                  [c.levels[k].cell for k in pp.codes])  # fmt: skip
@@ -310,7 +318,7 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
                         f"structural zeros {[z.text for z in p.zeros]} forbid every level given "
                         f"its earlier columns. Declare the zero on the earlier columns too."
                     )
-                Xp = np.concatenate([X, mask.astype(np.float64)], axis=1)
+                Xp = np.concatenate([Xp, mask.astype(np.float64)], axis=1)
             idx = pp.part.sample(_params(pp.part, params), Xp, u[:, 0]).astype(np.int64)
             codes = pp.codes[idx]
         else:
@@ -319,7 +327,9 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         return c.from_level_codes(codes)
     status_pp, value_pp = p.part("status"), p.part("value")
     if status_pp is not None:
-        idx = status_pp.part.sample(_params(status_pp.part, params), X, u[:, 0]).astype(np.int64)
+        idx = status_pp.part.sample(
+            _params(status_pp.part, params), status_pp.design(X), u[:, 0]
+        ).astype(np.int64)
         status = status_pp.codes[idx]
     else:
         if p.constant is None:
@@ -329,7 +339,9 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
     if c.ordered:
         levels = np.full(n, 0, dtype=np.int64)
         if value_pp is not None and obs.any():
-            k = value_pp.part.sample(_params(value_pp.part, params), X[obs], u[obs, 1])
+            k = value_pp.part.sample(
+                _params(value_pp.part, params), value_pp.design(X[obs]), u[obs, 1]
+            )
             levels[obs] = value_pp.codes[k.astype(np.int64)]
         elif p.value_constant is not None:
             levels[obs] = p.value_constant
@@ -338,14 +350,29 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         return status, values
     values = np.full(n, np.nan)
     if value_pp is not None and obs.any():
-        v = value_pp.part.sample(_params(value_pp.part, params), X[obs], u[obs, 1])
+        v = value_pp.part.sample(_params(value_pp.part, params), value_pp.design(X[obs]), u[obs, 1])
         if not np.all(np.isfinite(v)):
             raise ValueError(
                 f"Synthesis of column {c.name!r} gave non-finite values; rescale its predictors "
                 f"(transforms=) or declare its model."
             )
-        discrete = c.info.kind == "integer" or p.choice.family in _COUNT
-        values[obs] = _separate(v, (*c.info.codes, *c.info.spikes), discrete)
+        forbidden = (*c.info.codes, *c.info.spikes)
+        low, low_open = value_support(p.choice.family)
+        if p.heaps is not None:  # the heap label, then the value snapped to it (heaps module)
+            heap_pp = p.part("heap")
+            if heap_pp is not None:
+                k = heap_pp.part.sample(
+                    _params(heap_pp.part, params), heap_pp.design(X[obs]), u[obs, 2]
+                ).astype(np.int64)
+                labels = heap_pp.codes[k]
+            else:
+                labels = np.full(int(obs.sum()), p.heap_constant, dtype=np.int64)
+            values[obs] = p.heaps.snap(v, labels, low, low_open=low_open, forbidden=forbidden)
+        elif p.grid is not None:  # public recording precision: post-processing (grid module)
+            values[obs] = p.grid.snap(v, low, low_open=low_open, forbidden=forbidden)
+        else:
+            discrete = c.info.kind == "integer" or p.choice.family in _COUNT
+            values[obs] = _separate(v, forbidden, discrete)
     elif obs.any():
         _check_free(p, frame_so_far, obs)
         values[obs] = 0.0  # placeholders of records every one of which a rule fixes
@@ -396,7 +423,9 @@ def synthesize_columns(
     out = {}
     for p in plan.plans:
         c = p.column
-        u = record_uniforms(seed, synthesis_stream(dataset, c.position), 0, n, 2)
+        # three uniforms per record: status or level, value, heap label (the first two are the
+        # same for any k <= 4: record_uniforms draws them in blocks of four)
+        u = record_uniforms(seed, synthesis_stream(dataset, c.position), 0, n, 3)
         X = p.design.matrix(states, n)
         status, values = _draw_column(p, params, X, u, frame)
         series = c.decode(status, values, index)

@@ -15,15 +15,26 @@ each zero where the part is not active; DESIGN.md section 9):
   without predictors, ``bernoulli`` with two levels, ``categorical`` otherwise;
   ``masked_categorical`` when a structural zero targets k), named ``k``;
 * ordinal, numeric: a status part ``k.status`` over the statuses its active records hold
-  (omitted when there is one), then a value part ``k.value`` (ordered logit, or the numeric
-  family) on the active records whose status is "observed".
+  (omitted when there is one), then, for a numeric column with declared heaps, a heap part
+  ``k.heap`` over the heap labels its observed values hold (:mod:`pseudopost.models.file.heaps`),
+  then a value part ``k.value`` (ordered logit, or the numeric family) on the active records
+  whose status is "observed".
 
 A record is active in k's parts unless a rule fixes k there. A part whose records hold one
 level only is omitted too (that level is then drawn with certainty).
+
+**Aliased design columns.** A design column that is constant on a part's active records (for
+example "age missing" in the value part of a column that is never observed when age is missing)
+carries no likelihood information about its coefficient beyond the intercept's: its posterior
+would be the prior alone, and a synthetic record with that predictor would get a value drawn
+with the prior's spread (a height of -10 m). Such a column is left out of that part (its
+coefficient fixed at 0, :attr:`PartPlan.inputs`); which columns are left out depends on the
+data, like the levels present, and is listed in the choices table as a public choice.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,11 +45,20 @@ from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_r
 from pseudopost.models.file.declarations import Declarations
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
 from pseudopost.models.file.encoding import EncodedColumn, encode
+from pseudopost.models.file.grid import Grid
+from pseudopost.models.file.heaps import Heaps
 from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
 from pseudopost.models.status import column_kind
 
-__all__ = ["ColumnPlan", "FilePlan", "PartPlan", "make_plan"]
+__all__ = [
+    "ColumnPlan",
+    "FilePlan",
+    "PartPlan",
+    "informative_inputs",
+    "make_plan",
+    "value_support",
+]
 
 #: families whose outcome is a non-negative (or positive) count or a positive amount
 _SUPPORT = {
@@ -47,6 +67,14 @@ _SUPPORT = {
     "negative_binomial": (0.0, True),
     "zero_truncated_negative_binomial": (0.0, True),
 }
+
+
+def value_support(family: str | None) -> tuple[float, bool]:
+    """(lower bound, open) of a value family's support: ``(0, True)`` for the log-normal,
+    ``(0, False)`` for the counts, ``(-inf, False)`` otherwise (the upper bound is infinite)."""
+    if family not in _SUPPORT:
+        return -np.inf, False
+    return _SUPPORT[family][0], family == "lognormal"
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,10 +86,18 @@ class PartPlan:
     role: str
     part: Part
     codes: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    #: positions of the column's design columns the part uses (None: all of them)
+    inputs: np.ndarray | None = None
+    #: names of the design columns left out (constant on the part's active records)
+    left_out: tuple[str, ...] = ()
 
     @property
     def masked(self) -> bool:
         return self.part.family == "masked_categorical"
+
+    def design(self, X: np.ndarray) -> np.ndarray:
+        """The part's columns of its column's design matrix ``X`` (n, p)."""
+        return X if self.inputs is None else X[:, self.inputs]
 
 
 @dataclass(frozen=True, eq=False)
@@ -83,6 +119,9 @@ class ColumnPlan:
     constant: int | None = None
     value_constant: int | None = None
     mask: np.ndarray | None = None  # (n, K) allowed levels of the real records (zeros)
+    grid: Grid | None = None  # the declared grid its synthetic values are snapped to
+    heaps: Heaps | None = None  # the declared heaps (a heap part, or heap_constant)
+    heap_constant: int | None = None  # the one heap label of its observed values (no part)
 
     @property
     def name(self) -> str:
@@ -130,6 +169,20 @@ class FilePlan:
                     reason += f"; fixed by {len(p.rules)} rule(s) on {int(p.fixed.sum())} records"
                 if p.zeros:
                     reason += f"; {len(p.zeros)} structural zero(s)"
+                g = self.declarations.grid.get(c)
+                if g is not None:
+                    reason += (
+                        f"; values snapped to the declared grid {g.describe()} (public; "
+                        "post-processing)"
+                        if p.grid is not None
+                        else f"; declared grid {g.describe()} not needed (values are its levels)"
+                    )
+                if p.heaps is not None:
+                    reason += f"; heaps at multiples of {p.heaps.describe()}"
+                left = [f"{pp.part.name}: {', '.join(pp.left_out)}" for pp in p.parts
+                        if pp.left_out]  # fmt: skip
+                if left:
+                    reason += "; constant on the part's records, left out: " + "; ".join(left)
                 rows.append(
                     (c, "synthetic", p.choice.detected, p.choice.model, parts or "-", reason,
                      ", ".join(p.design.columns) or "-")
@@ -217,38 +270,76 @@ def _options(part: Part) -> dict:
     return out
 
 
-def _column_parts(col, choice, design, active, masked) -> tuple[tuple, int | None, int | None]:
-    name, preds = col.name, tuple(design.names)
+def informative_inputs(X: np.ndarray, active: np.ndarray) -> np.ndarray:
+    """Positions of the columns of ``X`` that are not constant on the ``active`` records (the
+    others are aliased with the intercept: module docstring)."""
+    if X.shape[1] == 0 or not active.any():
+        return np.zeros(0, dtype=np.int64)
+    Xa = X[active]
+    return np.flatnonzero(Xa.min(axis=0) != Xa.max(axis=0)).astype(np.int64)
+
+
+def _selected(names: list[str], X: np.ndarray, active: np.ndarray):
+    """(inputs or None, the part's predictor names, the names left out)."""
+    keep = informative_inputs(X, active)
+    if keep.size == len(names):
+        return None, tuple(names), ()
+    kept = set(keep.tolist())
+    return (
+        keep,
+        tuple(names[j] for j in keep),
+        tuple(n for j, n in enumerate(names) if j not in kept),
+    )
+
+
+def _column_parts(
+    col, choice, design, X, active, masked, heaps=None
+) -> tuple[tuple, int | None, int | None, int | None]:
+    """The parts of one column (module docstring) given its design ``X`` on the real records,
+    its constant level or status, its constant ordinal value and its constant heap label."""
+    name, names = col.name, list(design.names)
     if choice.categorical:
         codes = col.level_codes(col.status, col.values)
         present = np.unique(codes[active])
         if present.size >= 2:
+            inputs, preds, left = _selected(names, X, active)
             part = _level_part(name, name, preds, int(present.size), masked)
-            return (PartPlan("levels", part, present),), None, None
-        return (), (int(present[0]) if present.size else None), None
+            return (PartPlan("levels", part, present, inputs, left),), None, None, None
+        return (), (int(present[0]) if present.size else None), None, None
     parts = []
     present = np.unique(col.status[active])
     constant = None
     if present.size >= 2:
-        parts.append(
-            PartPlan("status", _level_part(f"{name}.status", name, preds, present.size, False),
-                     present)
-        )  # fmt: skip
+        inputs, preds, left = _selected(names, X, active)
+        part = _level_part(f"{name}.status", name, preds, present.size, False)
+        parts.append(PartPlan("status", part, present, inputs, left))
     elif present.size == 1:
         constant = int(present[0])
     observed = active & (col.status == 0)
-    value_constant = None
+    value_constant = heap_constant = None
+    if heaps is not None and observed.any():
+        labels = heaps.labels(np.asarray(col.values, dtype=np.float64)[observed])
+        held = np.unique(labels)
+        if held.size >= 2:
+            inputs, preds, left = _selected(names, X, observed)
+            part = _level_part(f"{name}.heap", name, preds, int(held.size), False)
+            parts.append(PartPlan("heap", part, held, inputs, left))
+        else:
+            heap_constant = int(held[0])
     if choice.ordered:
         codes = col.level_codes(col.status, col.values)
         held = np.unique(codes[observed])
         if held.size >= 2:
+            inputs, preds, left = _selected(names, X, observed)
             part = make_part("ordinal", name, preds, n_levels=int(held.size), name=f"{name}.value")
-            parts.append(PartPlan("value", part, held))
+            parts.append(PartPlan("value", part, held, inputs, left))
         elif held.size == 1:
             value_constant = int(held[0])
     elif observed.any():
-        parts.append(PartPlan("value", make_part(choice.family, name, preds, name=f"{name}.value")))
-    return tuple(parts), constant, value_constant
+        inputs, preds, left = _selected(names, X, observed)
+        part = make_part(choice.family, name, preds, name=f"{name}.value")
+        parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
+    return tuple(parts), constant, value_constant, heap_constant
 
 
 def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
@@ -302,6 +393,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             if x in decl.drop:
                 raise ValueError(f"The interaction ({a!r}, {b!r}) names the dropped column {x!r}.")
 
+    grids = _check_grids(decl, encoded, choices, order)
     rules = check_rules(decl.rules, frame, visit, decl.drop)
     one_part = {c: choices[c].categorical for c in order}
     zeros = check_zeros(decl.structural_zeros, frame, visit, decl.drop, one_part)
@@ -322,21 +414,26 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             raise ValueError(f"A transform or knots are declared for the dropped column {c!r}.")
 
     plans = []
+    states = {c: (e.status, e.values) for c, e in encoded.items()}
     for c in order:
         inputs = _inputs(c, order, kept_names, decl)
         design = Design(
             tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions)
         )
-        parts, constant, value_constant = _column_parts(
-            encoded[c], choices[c], design, ~fixed[c], c in zeros
+        X = design.matrix(states, len(frame))
+        heaps = Heaps(grids[c], decl.heaps[c]) if c in decl.heaps and c in grids else None
+        parts, constant, value_constant, heap_constant = _column_parts(
+            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps
         )
+        del X
         mask = None
         if c in zeros and parts:
             cells = [encoded[c].levels[k].cell for k in parts[0].codes]
             mask = zero_mask(zeros[c], frame, c, cells)
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
-                       fixed[c], parts, constant, value_constant, mask)
+                       fixed[c], parts, constant, value_constant, mask, grids.get(c), heaps,
+                       heap_constant)
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -355,6 +452,51 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         declarations=decl,
         all_columns=tuple(frame.columns),
     )
+
+
+def _check_grids(decl: Declarations, encoded, choices, order) -> dict[str, Grid]:
+    """The declared grids of the synthesized numeric columns with a value family (categorical
+    and ordinal columns draw their observed levels), checked: numeric columns only, integer
+    grids for integer columns and counts, a warning when real observed values are off the
+    grid."""
+    out = {}
+    for c, g in decl.grid.items():
+        if c in decl.drop or c in decl.keep:
+            what = "dropped" if c in decl.drop else "kept"
+            raise ValueError(
+                f"A grid is declared for the {what} column {c!r}; only synthesized columns are "
+                f"snapped to a grid."
+            )
+        col, ch = encoded[c], choices[c]
+        if not col.numeric:
+            raise TypeError(
+                f"The grid of column {c!r} needs a numeric column; it is {col.info.kind} "
+                f"({col.info.dtype})."
+            )
+        count = ch.family in _SUPPORT and _SUPPORT[ch.family][1]
+        if (col.info.kind == "integer" or count) and not g.integral:
+            why = "holds integers" if col.info.kind == "integer" else f"is a count ({ch.model})"
+            raise ValueError(
+                f"The grid {g.describe()} of column {c!r} has points that are not integers, but "
+                f"the column {why}: declare an integer step and origin (its values are integers)."
+            )
+        x = np.asarray(col.values, dtype=np.float64)[col.status == 0]
+        off = g.share_off(x)
+        if off > 0:
+            warnings.warn(
+                f"Grid of column {c!r}: {100 * off:.3g}% of its observed values are not on the "
+                f"declared grid {g.describe()}; synthetic values will all be on it.",
+                UserWarning,
+                stacklevel=4,
+            )
+        if c in order and ch.family is not None:
+            out[c] = g
+        elif c in decl.heaps:
+            raise ValueError(
+                f"Column {c!r} declares heaps but is modelled {ch.model} (its values are levels "
+                f"drawn as they are); heaps need a numeric value family (declare its model)."
+            )
+    return out
 
 
 def _default_transform(ch: ColumnChoice) -> object:

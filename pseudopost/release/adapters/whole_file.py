@@ -31,6 +31,8 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     transform = "log"                 # how later columns see it: log | log1p | [centre, scale]
     knots = [10, 20, 40]              # public spline knots (original scale)
     predictors = ["age", "sex"]       # its row of the predictor matrix
+    grid = {step = 0.01, digits = 2}  # public recording precision (synthetic values snapped)
+    heaps = [100, 50]                 # multiples of the grid step where answers heap
 
     [sampling]
     draws = 500
@@ -75,7 +77,7 @@ from pseudopost.release.schema import ReleaseSpec, Schema, fail
 
 __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
-_COLUMN_KEYS = ("model", "codes", "spikes", "transform", "knots", "predictors")
+_COLUMN_KEYS = ("model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps")
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
 
@@ -115,7 +117,8 @@ class WholeFileSettings:
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     """``[file.columns.X]`` tables -> the declarations' per-column mappings."""
     out: dict[str, dict] = {
-        k: {} for k in ("models", "missing_codes", "spikes", "transforms", "knots", "pm")
+        k: {}
+        for k in ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid", "heaps")
     }
     for col, table in columns.items():
         key = f"file.columns.{col}"
@@ -131,7 +134,8 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
             if not isinstance(table["model"], str):
                 raise fail(f"{key}.model", table["model"], "a model name", 'e.g. "lognormal".')
             out["models"][col] = table["model"]
-        for name, target in (("codes", "missing_codes"), ("spikes", "spikes"), ("knots", "knots")):
+        for name, target in (("codes", "missing_codes"), ("spikes", "spikes"), ("knots", "knots"),
+                             ("heaps", "heaps")):  # fmt: skip
             if name in table:
                 out[target][col] = _list(f"{key}.{name}", table[name])
         if "transform" in table:
@@ -142,6 +146,8 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
             if not all(isinstance(p, str) and p for p in preds):
                 raise fail(f"{key}.predictors", preds, "a list of column names", "")
             out["pm"][col] = preds
+        if "grid" in table:
+            out["grid"][col] = _table(f"{key}.grid", table["grid"])
     return out
 
 
@@ -218,6 +224,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 transforms=cols["transforms"],
                 knots=cols["knots"],
                 predictor_matrix=cols["pm"],
+                grid=cols["grid"],
+                heaps=cols["heaps"],
                 max_levels=fil.get("max_levels", 10),
             )
         except (TypeError, ValueError) as exc:
@@ -369,7 +377,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         notes = {
             "missing codes and spikes: real and synthetic shares": (
                 "Share of records of each column in each non-observed status (missing cell, "
-                "declared code, spike), real against synthetic."
+                "declared code, spike), real against synthetic; for a column with declared "
+                "heaps, also the share of records observed on each heap."
             ),
             "rules and structural zeros: synthetic records breaking them": (
                 "Declared rules are imposed and structural zeros get no mass: every count must "
@@ -479,6 +488,8 @@ def _declared(decl) -> dict[str, Any]:
         "interactions": decl.interactions,
         "rules": tuple(r.text for r in decl.rules),
         "structural_zeros": tuple(z.text for z in decl.structural_zeros),
+        "grid": {c: g.to_dict() for c, g in decl.grid.items()},
+        "heaps": {c: list(h) for c, h in decl.heaps.items()},
         "max_levels": decl.max_levels,
     }
 
@@ -504,6 +515,13 @@ def _status_shares(plan, real: pd.DataFrame, syn: pd.DataFrame, j: int) -> pd.Da
             r, y = float(np.mean(rs == s)), float(np.mean(ss == s))
             if r > 0 or y > 0:
                 rows.append((j, p.name, info.levels[s], r, y))
+        if p.heaps is not None:  # observed values on each declared heap
+            _, rv, _ = split_status(real[p.name], info.codes, info.spikes)
+            _, sv, _ = split_status(syn[p.name], info.codes, info.spikes)
+            rl = np.where(rs == 0, p.heaps.labels(np.nan_to_num(rv)), -1)
+            sl = np.where(ss == 0, p.heaps.labels(np.nan_to_num(sv)), -1)
+            for h, name in enumerate(p.heaps.names):
+                rows.append((j, p.name, name, float(np.mean(rl == h)), float(np.mean(sl == h))))
     return pd.DataFrame(rows, columns=["dataset", "column", "status", "real", "synthetic"])
 
 

@@ -62,8 +62,10 @@ def _by_hand(frame: pd.DataFrame, draws: dict, m: int) -> np.ndarray:
     eta = p["b.value::intercept"] + Xa @ p["b.value::beta"]
     lb = stats.lognorm.logpdf(np.where(obs, b, 1.0), s=p["b.value::sigma"], scale=np.exp(eta))
     f += np.where(obs, lb, 0.0)
+    # c's records are those with a observed ("c == 0 when a is missing" fixes the others), so
+    # the indicator "a missing" is constant (0) on them: left out of c.value (aliased column)
     Xc = np.column_stack(
-        [Xa, b_miss, b_code, b_zero, np.where(obs, np.log(np.where(obs, b, 1)), 0)]
+        [Xa[:, :2], b_miss, b_code, b_zero, np.where(obs, np.log(np.where(obs, b, 1)), 0)]
     )
     mu = np.exp(p["c.value::intercept"] + Xc @ p["c.value::beta"])
     fixed = a_miss  # "c == 0 when a is missing": those records carry no term for c
@@ -84,6 +86,10 @@ def test_parts_and_their_records(setup):
     observed = ~np.isnan(b) & (b != -8) & (b != 0)
     np.testing.assert_array_equal(data[2].active, observed)
     np.testing.assert_array_equal(data[3].active, ~pd.isna(frame.a).to_numpy())
+    # "a missing" is 0 on every record of c.value: left out (its coefficient would be prior-only)
+    assert "a:missing" in parts[1].predictors and "a:missing" in parts[2].predictors
+    assert "a:missing" not in parts[3].predictors
+    assert data[3].X.shape[1] == len(parts[3].predictors) == 6
 
 
 def test_record_loglik_is_the_sum_of_its_parts_by_hand(setup):
