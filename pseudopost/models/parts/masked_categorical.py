@@ -59,6 +59,7 @@ class MaskedCategoricalPart(CategoricalPart):
     """
 
     family = "masked_categorical"
+    has_hessian = False  # the unmasked kernels do not apply
 
     @property
     def width(self) -> int:

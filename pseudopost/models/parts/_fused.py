@@ -1,0 +1,316 @@
+r"""Fused log-likelihood, gradient and Hessian of the grouped GLM parts (NumPy and Numba).
+
+One pass over the design patterns g computes, for the multinomial logit (level 0 the
+reference, :math:`\tilde x_g = (1, x_g)`, :math:`B` the (p+1, K-1) coefficients),
+
+.. math::
+    \eta_{gk} = \tilde x_g^\top B_{\cdot k}, \quad
+    \mathrm{lse}_g = \log\Bigl(1 + \sum_{k \ge 1} e^{\eta_{gk}}\Bigr), \quad
+    \ell = \sum_g \Bigl[\sum_{k \ge 1} C_{gk}\eta_{gk} - W_g\,\mathrm{lse}_g\Bigr], \quad
+    \frac{\partial\ell}{\partial B_{jk}} = \sum_g \tilde x_{gj}\,(C_{gk} - W_g\,p_{gk}),
+
+and the Hessian
+
+.. math::
+    \frac{\partial^2\ell}{\partial B_{ak}\,\partial B_{bl}}
+    = -\sum_g W_g\,\tilde x_{ga}\tilde x_{gb}\,(p_{gk}\delta_{kl} - p_{gk}p_{gl});
+
+for the logistic regression (:math:`Y_g` the weighted successes)
+:math:`\ell = \sum_g [Y_g\eta_g - W_g\,\mathrm{softplus}(\eta_g)]`, gradient
+:math:`\sum_g \tilde x_g (Y_g - W_g\sigma(\eta_g))`, Hessian
+:math:`-\sum_g W_g\sigma(\eta_g)\sigma(-\eta_g)\,\tilde x_g\tilde x_g^\top`.
+
+The Numba kernels hold no (U, K) temporaries and skip the zeros of the design (one-hot levels
+of earlier columns make most of a row zero), so their cost follows the non-zeros; they run
+above :data:`FUSED_MIN` values of the design (``cache=True``: a fresh process loads the
+compiled kernels from disk), the NumPy code below it (nothing to compile for small parts).
+Both are sequential: the same input gives the same sums on every run, whatever the number of
+threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+from scipy.special import expit as _expit
+
+__all__ = [
+    "FUSED_MIN",
+    "bernoulli_hessian",
+    "bernoulli_loglik_grad",
+    "categorical_hessian",
+    "categorical_loglik_grad",
+    "use_fused",
+]
+
+#: patterns x (columns + 1) x levels above which the Numba kernels run
+FUSED_MIN = 20_000
+
+
+def use_fused(rows: np.ndarray, n_levels: int, fused: bool | None) -> bool:
+    """Whether to run the Numba kernel (``fused`` None: by size, :data:`FUSED_MIN`)."""
+    if fused is not None:
+        return bool(fused)
+    return rows.shape[0] * (rows.shape[1] + 1) * n_levels > FUSED_MIN
+
+
+# ------------------------------------------------------------------------- categorical
+@njit(cache=True)
+def _categorical_kernel(rows, counts, intercept, beta):  # pragma: no cover - compiled
+    u, p = rows.shape
+    k = counts.shape[1]
+    m = k - 1
+    g_int = np.zeros(m)
+    g_beta = np.zeros((p, m))
+    eta = np.empty(m)
+    e = np.empty(m)
+    nz = np.empty(p, np.int64)
+    ll = 0.0
+    for g in range(u):
+        w = 0.0
+        for c in range(k):
+            w += counts[g, c]
+        if w == 0.0:
+            continue
+        for c in range(m):
+            eta[c] = intercept[c]
+        q = 0
+        for j in range(p):
+            xj = rows[g, j]
+            if xj != 0.0:
+                nz[q] = j
+                q += 1
+                for c in range(m):
+                    eta[c] += xj * beta[j, c]
+        mx = 0.0
+        for c in range(m):
+            if eta[c] > mx:
+                mx = eta[c]
+        s = math.exp(-mx)
+        for c in range(m):
+            e[c] = math.exp(eta[c] - mx)
+            s += e[c]
+        lse = mx + math.log(s)
+        if counts[g, 0] > 0.0:
+            ll -= counts[g, 0] * lse
+        ws = w / s
+        for c in range(m):
+            cg = counts[g, c + 1]
+            if cg > 0.0:
+                ll += cg * (eta[c] - lse)
+            eta[c] = cg - ws * e[c]  # eta now holds d ll / d eta = C - W p
+            g_int[c] += eta[c]
+        for t in range(q):
+            j = nz[t]
+            xj = rows[g, j]
+            for c in range(m):
+                g_beta[j, c] += xj * eta[c]
+    return ll, g_int, g_beta
+
+
+@njit(cache=True)
+def _categorical_hessian_kernel(rows, counts, intercept, beta):  # pragma: no cover - compiled
+    u, p = rows.shape
+    k = counts.shape[1]
+    m = k - 1
+    d = (p + 1) * m
+    H = np.zeros((d, d))
+    eta = np.empty(m)
+    nz = np.empty(p + 1, np.int64)  # column 0: the intercept
+    xv = np.empty(p + 1)
+    for g in range(u):
+        w = 0.0
+        for c in range(k):
+            w += counts[g, c]
+        if w == 0.0:
+            continue
+        for c in range(m):
+            eta[c] = intercept[c]
+        nz[0] = 0
+        xv[0] = 1.0
+        q = 1
+        for j in range(p):
+            xj = rows[g, j]
+            if xj != 0.0:
+                nz[q] = j + 1
+                xv[q] = xj
+                q += 1
+                for c in range(m):
+                    eta[c] += xj * beta[j, c]
+        mx = 0.0
+        for c in range(m):
+            if eta[c] > mx:
+                mx = eta[c]
+        s = math.exp(-mx)
+        for c in range(m):
+            eta[c] = math.exp(eta[c] - mx)
+            s += eta[c]
+        for c in range(m):
+            eta[c] /= s  # probabilities of levels 1..K-1
+        for ta in range(q):
+            a = nz[ta]
+            for tb in range(ta, q):
+                b = nz[tb]
+                wab = w * xv[ta] * xv[tb]
+                for c in range(m):
+                    row = a * m + c
+                    for e in range(m):
+                        # W x_a x_b (p_c delta_ce - p_c p_e): exactly symmetric in (c, e)
+                        pce = eta[c] * eta[e]
+                        H[row, b * m + e] -= wab * ((eta[c] if c == e else 0.0) - pce)
+    # mirror the blocks a < b computed above into b > a
+    for a in range(p + 1):
+        for b in range(a + 1, p + 1):
+            for c in range(m):
+                for e in range(m):
+                    H[b * m + e, a * m + c] = H[a * m + c, b * m + e]
+    return H
+
+
+def _design(rows: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.ones(rows.shape[0]), rows])
+
+
+def _probabilities(rows, intercept, beta):
+    eta = np.zeros((rows.shape[0], intercept.size + 1))
+    eta[:, 1:] = intercept
+    if rows.shape[1]:
+        eta[:, 1:] += rows @ beta
+    z = eta - eta.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def categorical_loglik_grad(
+    rows: np.ndarray,
+    counts: np.ndarray,
+    intercept: np.ndarray,
+    beta: np.ndarray | None,
+    *,
+    fused: bool | None = None,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """(ll, d ll/d intercept (K-1), d ll/d beta (p, K-1)) of the multinomial logit from the
+    statistics ``rows`` (U, p) and ``counts`` (U, K) (module docstring); ``beta`` None when
+    p = 0. ``fused``: Numba (True), NumPy (False) or by size (None)."""
+    p, m = rows.shape[1], counts.shape[1] - 1
+    b = np.zeros((p, m)) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
+    if use_fused(rows, m + 1, fused):
+        ll, gi, gb = _categorical_kernel(
+            np.ascontiguousarray(rows), np.ascontiguousarray(counts),
+            np.ascontiguousarray(intercept, dtype=np.float64), b,
+        )  # fmt: skip
+        return float(ll), gi, gb
+    eta = np.zeros((rows.shape[0], m + 1))
+    eta[:, 1:] = intercept
+    if p:
+        eta[:, 1:] += rows @ b
+    z = eta - eta.max(axis=1, keepdims=True)
+    ls = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    ll = float(np.sum(np.where(counts > 0, counts * ls, 0.0)))
+    d = counts[:, 1:] - counts.sum(axis=1, keepdims=True) * np.exp(ls[:, 1:])
+    return ll, d.sum(axis=0), rows.T @ d
+
+
+def categorical_hessian(
+    rows: np.ndarray,
+    counts: np.ndarray,
+    intercept: np.ndarray,
+    beta: np.ndarray | None,
+    *,
+    fused: bool | None = None,
+) -> np.ndarray:
+    """Hessian ((p+1)(K-1), (p+1)(K-1)) of the multinomial logit's log-likelihood in the
+    order (intercept, beta row-major) of :class:`~pseudopost.models.parts.CategoricalPart`'s
+    layout (module docstring)."""
+    p, m = rows.shape[1], counts.shape[1] - 1
+    b = np.zeros((p, m)) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
+    if use_fused(rows, m + 1, fused):
+        return _categorical_hessian_kernel(
+            np.ascontiguousarray(rows), np.ascontiguousarray(counts),
+            np.ascontiguousarray(intercept, dtype=np.float64), b,
+        )  # fmt: skip
+    P = _probabilities(rows, intercept, b)[:, 1:]
+    W = counts.sum(axis=1)
+    Xt = _design(rows)
+    # M_g[k, l] = W_g (p_k delta_kl - p_k p_l)
+    M = -W[:, None, None] * P[:, :, None] * P[:, None, :]
+    M[:, np.arange(m), np.arange(m)] += W[:, None] * P
+    H = np.einsum("ga,gb,gkl->akbl", Xt, Xt, M, optimize=True).reshape((p + 1) * m, -1)
+    return -0.5 * (H + H.T)
+
+
+# ------------------------------------------------------------------------- bernoulli
+@njit(cache=True)
+def _bernoulli_kernel(rows, w, wy, intercept, beta):  # pragma: no cover - compiled
+    u, p = rows.shape
+    g_int = 0.0
+    g_beta = np.zeros(p)
+    nz = np.empty(p, np.int64)
+    ll = 0.0
+    for g in range(u):
+        if w[g] == 0.0:
+            continue
+        eta = intercept
+        q = 0
+        for j in range(p):
+            xj = rows[g, j]
+            if xj != 0.0:
+                nz[q] = j
+                q += 1
+                eta += xj * beta[j]
+        # softplus(eta) = log(1 + e^eta), finite in both tails
+        if eta > 0.0:
+            sp_pos = eta + math.log1p(math.exp(-eta))
+            sig = 1.0 / (1.0 + math.exp(-eta))
+        else:
+            sp_pos = math.log1p(math.exp(eta))
+            e = math.exp(eta)
+            sig = e / (1.0 + e)
+        sp_neg = sp_pos - eta  # softplus(-eta)
+        ll -= wy[g] * sp_neg + (w[g] - wy[g]) * sp_pos
+        dg = wy[g] - w[g] * sig
+        g_int += dg
+        for t in range(q):
+            j = nz[t]
+            g_beta[j] += rows[g, j] * dg
+    return ll, g_int, g_beta
+
+
+def bernoulli_loglik_grad(
+    rows: np.ndarray,
+    w: np.ndarray,
+    wy: np.ndarray,
+    intercept: float,
+    beta: np.ndarray | None,
+    *,
+    fused: bool | None = None,
+) -> tuple[float, float, np.ndarray]:
+    """(ll, d ll/d intercept, d ll/d beta (p,)) of the logistic regression from the statistics
+    ``rows`` (U, p), ``w`` and ``wy`` (U,) (module docstring)."""
+    p = rows.shape[1]
+    b = np.zeros(p) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
+    if use_fused(rows, 1, fused):
+        ll, gi, gb = _bernoulli_kernel(
+            np.ascontiguousarray(rows), np.ascontiguousarray(w), np.ascontiguousarray(wy),
+            float(intercept), b,
+        )  # fmt: skip
+        return float(ll), float(gi), gb
+    eta = float(intercept) + (rows @ b if p else 0.0)
+    eta = np.broadcast_to(eta, w.shape)
+    ll = -float(wy @ np.logaddexp(0.0, -eta) + (w - wy) @ np.logaddexp(0.0, eta))
+    d = wy - w * _expit(eta)
+    return ll, float(d.sum()), d @ rows
+
+
+def bernoulli_hessian(
+    rows: np.ndarray, w: np.ndarray, intercept: float, beta: np.ndarray | None
+) -> np.ndarray:
+    """Hessian (p+1, p+1) of the logistic regression's log-likelihood in the order
+    (intercept, beta) (module docstring; one BLAS product)."""
+    p = rows.shape[1]
+    eta = float(intercept) + (rows @ np.asarray(beta) if p else np.zeros(rows.shape[0]))
+    v = w * _expit(eta) * _expit(-eta)
+    Xt = _design(rows)
+    return -(Xt.T @ (Xt * v[:, None]))

@@ -1,0 +1,184 @@
+"""The fused (Numba) and NumPy log-likelihood, gradient and Hessian of the grouped multinomial
+logit and logistic parts: equal to each other, to an independent SciPy reference and to finite
+differences, on random shapes including p = 0, absent levels and zero-weight patterns; the
+parts' exact Hessians (priors and transforms included) against differences of their gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import special
+
+from pseudopost.models.parts import PartData, make_part
+from pseudopost.models.parts import _fused as F
+
+SHAPES = st.tuples(
+    st.integers(0, 25),  # patterns U
+    st.integers(0, 4),  # predictors p
+    st.integers(2, 5),  # levels K
+    st.integers(0, 2**32 - 1),  # seed
+)
+
+
+def _case(u, p, k, seed):
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(-1, 3, (u, p)).astype(float)  # many zeros (one-hot like)
+    if p:
+        rows[:, 0] = np.where(rng.random(u) < 0.5, rng.normal(size=u), 0.0)
+    counts = rng.poisson(0.6, (u, k)) * rng.uniform(0.2, 2.0, (u, 1))
+    if u:
+        counts[rng.random(u) < 0.2] = 0.0  # zero-weight patterns
+        counts[:, rng.integers(k)] = 0.0  # one level absent
+    b0 = rng.normal(size=k - 1)
+    beta = rng.normal(size=(p, k - 1))
+    return rows, counts, b0, beta
+
+
+def _reference(rows, counts, b0, beta):
+    """ll of sum_{g,k} C_gk log softmax(eta_g)_k, by SciPy."""
+    eta = np.zeros((rows.shape[0], counts.shape[1]))
+    eta[:, 1:] = b0 + rows @ beta
+    ls = special.log_softmax(eta, axis=1)
+    return float(np.sum(np.where(counts > 0, counts * ls, 0.0)))
+
+
+def _flat(b0, beta):
+    return np.concatenate([np.ravel(b0), np.ravel(beta)])
+
+
+def _grad_flat(fn, x, m, p):
+    _, gi, gb = fn(x[:m], x[m:].reshape(p, m) if m > 1 or p else x[m:])
+    return _flat(gi, gb)
+
+
+@settings(max_examples=60, deadline=None)
+@given(SHAPES)
+def test_categorical_numba_numpy_reference_and_differences_agree(shape):
+    rows, counts, b0, beta = _case(*shape)
+    p, m = rows.shape[1], counts.shape[1] - 1
+    ref = _reference(rows, counts, b0, beta)
+    out = {f: F.categorical_loglik_grad(rows, counts, b0, beta, fused=f) for f in (True, False)}
+    for ll, gi, gb in out.values():
+        assert ll == pytest.approx(ref, rel=1e-10, abs=1e-10)
+        assert gi.shape == (m,) and gb.shape == (p, m)
+    np.testing.assert_allclose(out[True][1], out[False][1], rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(out[True][2], out[False][2], rtol=1e-10, atol=1e-10)
+    # gradient against central differences of the SciPy reference
+    x, h = _flat(b0, beta), 1e-6
+    fd = np.array([
+        (_reference(rows, counts, *_split(x + h * e, m, p))
+         - _reference(rows, counts, *_split(x - h * e, m, p))) / (2 * h)
+        for e in np.eye(x.size)
+    ])  # fmt: skip
+    np.testing.assert_allclose(_flat(*out[True][1:]), fd, rtol=1e-5, atol=1e-5)
+    # Hessian: Numba = NumPy = differences of the analytic gradient, symmetric
+    H = {f: F.categorical_hessian(rows, counts, b0, beta, fused=f) for f in (True, False)}
+    np.testing.assert_allclose(H[True], H[False], rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(H[True], H[True].T)
+    fdh = np.column_stack([
+        (_flat(*F.categorical_loglik_grad(rows, counts, *_split(x + h * e, m, p))[1:])
+         - _flat(*F.categorical_loglik_grad(rows, counts, *_split(x - h * e, m, p))[1:]))
+        / (2 * h)
+        for e in np.eye(x.size)
+    ])  # fmt: skip
+    np.testing.assert_allclose(H[True], fdh, rtol=1e-5, atol=1e-5)
+    assert np.all(np.linalg.eigvalsh(H[True]) <= 1e-9)  # concave
+
+
+def _split(x, m, p):
+    return x[:m], x[m:].reshape(p, m)
+
+
+def _bern_reference(rows, w, wy, b0, beta):
+    eta = b0 + rows @ beta
+    return float(np.sum(wy * special.log_expit(eta) + (w - wy) * special.log_expit(-eta)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(SHAPES)
+def test_bernoulli_numba_numpy_reference_and_differences_agree(shape):
+    u, p, _, seed = shape
+    rng = np.random.default_rng(seed)
+    rows = _case(u, p, 2, seed)[0]
+    w = rng.uniform(0.0, 3.0, u) * (rng.random(u) < 0.8)  # zero-weight patterns
+    wy = w * rng.uniform(0.0, 1.0, u) * (rng.random(u) < 0.7)
+    b0, beta = float(rng.normal()), rng.normal(size=p) * 3.0
+    ref = _bern_reference(rows, w, wy, b0, beta)
+    out = {f: F.bernoulli_loglik_grad(rows, w, wy, b0, beta, fused=f) for f in (True, False)}
+    for ll, _, gb in out.values():
+        assert ll == pytest.approx(ref, rel=1e-10, abs=1e-10)
+        assert gb.shape == (p,)
+    assert out[True][1] == pytest.approx(out[False][1], rel=1e-10, abs=1e-10)
+    np.testing.assert_allclose(out[True][2], out[False][2], rtol=1e-10, atol=1e-10)
+    x, h = np.concatenate([[b0], beta]), 1e-6
+
+    def grad(x):
+        _, gi, gb = F.bernoulli_loglik_grad(rows, w, wy, x[0], x[1:], fused=True)
+        return np.concatenate([[gi], gb])
+
+    fd = [
+        (_bern_reference(rows, w, wy, (x + h * e)[0], (x + h * e)[1:])
+         - _bern_reference(rows, w, wy, (x - h * e)[0], (x - h * e)[1:])) / (2 * h)
+        for e in np.eye(x.size)
+    ]  # fmt: skip
+    np.testing.assert_allclose(grad(x), fd, rtol=1e-5, atol=1e-5)
+    H = F.bernoulli_hessian(rows, w, b0, beta)
+    fdh = np.column_stack([(grad(x + h * e) - grad(x - h * e)) / (2 * h) for e in np.eye(x.size)])
+    np.testing.assert_allclose(H, fdh, rtol=1e-5, atol=1e-5)
+
+
+def test_the_size_threshold_picks_the_kernel(monkeypatch):
+    rows = _case(40, 3, 4, 0)[0]
+    assert not F.use_fused(rows, 4, None)
+    monkeypatch.setattr(F, "FUSED_MIN", 10)
+    assert F.use_fused(rows, 4, None)
+    assert not F.use_fused(rows, 4, False)
+
+
+PART_CASES = [
+    ("categorical", ["a", "b", "c"], {"n_levels": 4}),
+    ("categorical", [], {"n_levels": 3}),
+    ("bernoulli", ["a", "b", "c"], {}),
+    ("bernoulli", [], {}),
+    ("ordinal", ["a", "b", "c"], {"n_levels": 4}),
+    ("ordinal", ["a"], {"n_levels": 2}),
+]
+
+
+@pytest.mark.parametrize(("family", "preds", "kw"), PART_CASES)
+@pytest.mark.parametrize("fused", [True, False])
+def test_part_hessian_equals_differences_of_its_gradient(family, preds, kw, fused, monkeypatch):
+    """Whole log density (likelihood, priors, ordered-transform Jacobian) at points away from
+    the mode, on both kernels."""
+    monkeypatch.setattr(F, "FUSED_MIN", 0 if fused else 10**12)
+    rng = np.random.default_rng(7)
+    n, p = 200, len(preds)
+    X = np.column_stack([rng.integers(0, 3, n), rng.integers(0, 2, n), rng.normal(size=n)])[:, :p]
+    k = kw.get("n_levels", 2)
+    y = rng.integers(0, k, n).astype(float)
+    active = rng.random(n) < 0.85
+    part = make_part(family, "y", preds, **kw)
+    stats = part.statistics(PartData(np.where(active, y, np.nan), X, active), rng.uniform(0, 2, n))
+    density = part.log_density(stats)
+    assert density.has_hessian
+    for scale in (0.3, 1.5):
+        x = rng.normal(size=part.layout.size) * scale
+        H = density.hessian(x)
+        h = 1e-6
+        fd = np.column_stack([
+            (density.logp_grad(x + h * e)[1] - density.logp_grad(x - h * e)[1]) / (2 * h)
+            for e in np.eye(x.size)
+        ])  # fmt: skip
+        np.testing.assert_allclose(H, fd, rtol=1e-5, atol=1e-5 * np.abs(H).max())
+        np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-12)
+
+
+def test_parts_without_an_analytic_hessian_say_so():
+    part = make_part("normal", "y", ["a"])
+    stats = part.statistics(PartData(np.ones(3), np.zeros((3, 1)), np.ones(3, bool)), np.ones(3))
+    density = part.log_density(stats)
+    assert not density.has_hessian
+    with pytest.raises(NotImplementedError, match="no analytic Hessian"):
+        density.hessian(np.zeros(part.layout.size))
