@@ -144,6 +144,8 @@ PART_CASES = [
     ("bernoulli", [], {}),
     ("ordinal", ["a", "b", "c"], {"n_levels": 4}),
     ("ordinal", ["a"], {"n_levels": 2}),
+    ("normal", ["a", "b", "c"], {}),
+    ("lognormal", [], {}),
 ]
 
 
@@ -158,6 +160,8 @@ def test_part_hessian_equals_differences_of_its_gradient(family, preds, kw, fuse
     X = np.column_stack([rng.integers(0, 3, n), rng.integers(0, 2, n), rng.normal(size=n)])[:, :p]
     k = kw.get("n_levels", 2)
     y = rng.integers(0, k, n).astype(float)
+    if family in ("normal", "lognormal"):
+        y = np.exp(rng.normal(size=n))
     active = rng.random(n) < 0.85
     part = make_part(family, "y", preds, **kw)
     stats = part.statistics(PartData(np.where(active, y, np.nan), X, active), rng.uniform(0, 2, n))
@@ -176,7 +180,7 @@ def test_part_hessian_equals_differences_of_its_gradient(family, preds, kw, fuse
 
 
 def test_parts_without_an_analytic_hessian_say_so():
-    part = make_part("normal", "y", ["a"])
+    part = make_part("poisson", "y", ["a"])
     stats = part.statistics(PartData(np.ones(3), np.zeros((3, 1)), np.ones(3, bool)), np.ones(3))
     density = part.log_density(stats)
     assert not density.has_hessian
