@@ -20,8 +20,9 @@ for the logistic regression (:math:`Y_g` the weighted successes)
 :math:`\sum_g \tilde x_g (Y_g - W_g\sigma(\eta_g))`, Hessian
 :math:`-\sum_g W_g\sigma(\eta_g)\sigma(-\eta_g)\,\tilde x_g\tilde x_g^\top`.
 
-The Numba kernels hold no (U, K) temporaries and skip the zeros of the design (one-hot levels
-of earlier columns make most of a row zero), so their cost follows the non-zeros; they run
+The Numba kernels hold no (U, K) temporaries and read the design's non-zeros only (one-hot
+levels of earlier columns make most of a row zero; :func:`sparse_rows`, computed once per
+statistics and passed beside them), so their cost follows the non-zeros; they run
 above :data:`FUSED_MIN` values of the design (``cache=True``: a fresh process loads the
 compiled kernels from disk), the NumPy code below it (nothing to compile for small parts).
 Both are sequential: the same input gives the same sums on every run, whatever the number of
@@ -31,6 +32,7 @@ threads.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 from numba import njit
@@ -38,10 +40,12 @@ from scipy.special import expit as _expit
 
 __all__ = [
     "FUSED_MIN",
+    "SPARSE_KEYS",
     "bernoulli_hessian",
     "bernoulli_loglik_grad",
     "categorical_hessian",
     "categorical_loglik_grad",
+    "sparse_rows",
     "use_fused",
 ]
 
@@ -56,17 +60,58 @@ def use_fused(rows: np.ndarray, n_levels: int, fused: bool | None) -> bool:
     return rows.shape[0] * (rows.shape[1] + 1) * n_levels > FUSED_MIN
 
 
+# ------------------------------------------------------------------------- sparse rows
+#: names of the design rows' non-zeros among a density's arrays (:func:`sparse_rows`)
+SPARSE_KEYS = ("rows_ptr", "rows_col", "rows_val")
+
+
+@njit(cache=True)
+def _csr(rows):  # pragma: no cover - compiled
+    u, p = rows.shape
+    ptr = np.zeros(u + 1)
+    n = 0
+    for g in range(u):
+        for j in range(p):
+            if rows[g, j] != 0.0:
+                n += 1
+        ptr[g + 1] = n
+    col = np.empty(n)
+    val = np.empty(n)
+    t = 0
+    for g in range(u):
+        for j in range(p):
+            if rows[g, j] != 0.0:
+                col[t] = j
+                val[t] = rows[g, j]
+                t += 1
+    return ptr, col, val
+
+
+def sparse_rows(rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The non-zeros of ``rows`` (U, p) by row (compressed sparse rows, all float64 so that they
+    travel as nutpie shared data): ``rows_ptr`` (U + 1) offsets, ``rows_col`` column indices and
+    ``rows_val`` values (row g's are at ``rows_ptr[g]:rows_ptr[g + 1]``, columns increasing)."""
+    ptr, col, val = _csr(np.ascontiguousarray(rows, dtype=np.float64))
+    return dict(zip(SPARSE_KEYS, (ptr, col, val), strict=True))
+
+
+def _sparse(rows, sparse):
+    if sparse is None:
+        sparse = sparse_rows(rows)
+    return tuple(np.ascontiguousarray(sparse[k], dtype=np.float64) for k in SPARSE_KEYS)
+
+
 # ------------------------------------------------------------------------- categorical
 @njit(cache=True)
-def _categorical_kernel(rows, counts, intercept, beta):  # pragma: no cover - compiled
-    u, p = rows.shape
+def _categorical_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover - compiled
+    u = counts.shape[0]
     k = counts.shape[1]
     m = k - 1
+    p = beta.shape[0]
     g_int = np.zeros(m)
     g_beta = np.zeros((p, m))
     eta = np.empty(m)
     e = np.empty(m)
-    nz = np.empty(p, np.int64)
     ll = 0.0
     for g in range(u):
         w = 0.0
@@ -76,14 +121,12 @@ def _categorical_kernel(rows, counts, intercept, beta):  # pragma: no cover - co
             continue
         for c in range(m):
             eta[c] = intercept[c]
-        q = 0
-        for j in range(p):
-            xj = rows[g, j]
-            if xj != 0.0:
-                nz[q] = j
-                q += 1
-                for c in range(m):
-                    eta[c] += xj * beta[j, c]
+        lo, hi = int(ptr[g]), int(ptr[g + 1])
+        for t in range(lo, hi):
+            j = int(col[t])
+            xj = val[t]
+            for c in range(m):
+                eta[c] += xj * beta[j, c]
         mx = 0.0
         for c in range(m):
             if eta[c] > mx:
@@ -102,19 +145,20 @@ def _categorical_kernel(rows, counts, intercept, beta):  # pragma: no cover - co
                 ll += cg * (eta[c] - lse)
             eta[c] = cg - ws * e[c]  # eta now holds d ll / d eta = C - W p
             g_int[c] += eta[c]
-        for t in range(q):
-            j = nz[t]
-            xj = rows[g, j]
+        for t in range(lo, hi):
+            j = int(col[t])
+            xj = val[t]
             for c in range(m):
                 g_beta[j, c] += xj * eta[c]
     return ll, g_int, g_beta
 
 
 @njit(cache=True)
-def _categorical_hessian_kernel(rows, counts, intercept, beta):  # pragma: no cover - compiled
-    u, p = rows.shape
+def _categorical_hessian_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover
+    u = counts.shape[0]
     k = counts.shape[1]
     m = k - 1
+    p = beta.shape[0]
     d = (p + 1) * m
     H = np.zeros((d, d))
     eta = np.empty(m)
@@ -131,14 +175,14 @@ def _categorical_hessian_kernel(rows, counts, intercept, beta):  # pragma: no co
         nz[0] = 0
         xv[0] = 1.0
         q = 1
-        for j in range(p):
-            xj = rows[g, j]
-            if xj != 0.0:
-                nz[q] = j + 1
-                xv[q] = xj
-                q += 1
-                for c in range(m):
-                    eta[c] += xj * beta[j, c]
+        for t in range(int(ptr[g]), int(ptr[g + 1])):
+            j = int(col[t])
+            xj = val[t]
+            nz[q] = j + 1
+            xv[q] = xj
+            q += 1
+            for c in range(m):
+                eta[c] += xj * beta[j, c]
         mx = 0.0
         for c in range(m):
             if eta[c] > mx:
@@ -190,15 +234,17 @@ def categorical_loglik_grad(
     beta: np.ndarray | None,
     *,
     fused: bool | None = None,
+    sparse: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[float, np.ndarray, np.ndarray]:
     """(ll, d ll/d intercept (K-1), d ll/d beta (p, K-1)) of the multinomial logit from the
     statistics ``rows`` (U, p) and ``counts`` (U, K) (module docstring); ``beta`` None when
-    p = 0. ``fused``: Numba (True), NumPy (False) or by size (None)."""
+    p = 0. ``fused``: Numba (True), NumPy (False) or by size (None); ``sparse``: the rows'
+    :func:`sparse_rows` if already computed (the Numba kernel reads them, not ``rows``)."""
     p, m = rows.shape[1], counts.shape[1] - 1
     b = np.zeros((p, m)) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
     if use_fused(rows, m + 1, fused):
         ll, gi, gb = _categorical_kernel(
-            np.ascontiguousarray(rows), np.ascontiguousarray(counts),
+            *_sparse(rows, sparse), np.ascontiguousarray(counts, dtype=np.float64),
             np.ascontiguousarray(intercept, dtype=np.float64), b,
         )  # fmt: skip
         return float(ll), gi, gb
@@ -220,15 +266,16 @@ def categorical_hessian(
     beta: np.ndarray | None,
     *,
     fused: bool | None = None,
+    sparse: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Hessian ((p+1)(K-1), (p+1)(K-1)) of the multinomial logit's log-likelihood in the
     order (intercept, beta row-major) of :class:`~pseudopost.models.parts.CategoricalPart`'s
-    layout (module docstring)."""
+    layout (module docstring); ``fused`` and ``sparse`` as :func:`categorical_loglik_grad`."""
     p, m = rows.shape[1], counts.shape[1] - 1
     b = np.zeros((p, m)) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
     if use_fused(rows, m + 1, fused):
         return _categorical_hessian_kernel(
-            np.ascontiguousarray(rows), np.ascontiguousarray(counts),
+            *_sparse(rows, sparse), np.ascontiguousarray(counts, dtype=np.float64),
             np.ascontiguousarray(intercept, dtype=np.float64), b,
         )  # fmt: skip
     P = _probabilities(rows, intercept, b)[:, 1:]
@@ -243,38 +290,33 @@ def categorical_hessian(
 
 # ------------------------------------------------------------------------- bernoulli
 @njit(cache=True)
-def _bernoulli_kernel(rows, w, wy, intercept, beta):  # pragma: no cover - compiled
-    u, p = rows.shape
+def _bernoulli_kernel(ptr, col, val, w, wy, intercept, beta):  # pragma: no cover - compiled
+    u = w.shape[0]
+    p = beta.shape[0]
     g_int = 0.0
     g_beta = np.zeros(p)
-    nz = np.empty(p, np.int64)
     ll = 0.0
     for g in range(u):
         if w[g] == 0.0:
             continue
         eta = intercept
-        q = 0
-        for j in range(p):
-            xj = rows[g, j]
-            if xj != 0.0:
-                nz[q] = j
-                q += 1
-                eta += xj * beta[j]
+        lo, hi = int(ptr[g]), int(ptr[g + 1])
+        for t in range(lo, hi):
+            eta += val[t] * beta[int(col[t])]
         # softplus(eta) = log(1 + e^eta), finite in both tails
         if eta > 0.0:
             sp_pos = eta + math.log1p(math.exp(-eta))
             sig = 1.0 / (1.0 + math.exp(-eta))
         else:
-            sp_pos = math.log1p(math.exp(eta))
-            e = math.exp(eta)
-            sig = e / (1.0 + e)
+            ex = math.exp(eta)
+            sp_pos = math.log1p(ex)
+            sig = ex / (1.0 + ex)
         sp_neg = sp_pos - eta  # softplus(-eta)
         ll -= wy[g] * sp_neg + (w[g] - wy[g]) * sp_pos
         dg = wy[g] - w[g] * sig
         g_int += dg
-        for t in range(q):
-            j = nz[t]
-            g_beta[j] += rows[g, j] * dg
+        for t in range(lo, hi):
+            g_beta[int(col[t])] += val[t] * dg
     return ll, g_int, g_beta
 
 
@@ -286,15 +328,17 @@ def bernoulli_loglik_grad(
     beta: np.ndarray | None,
     *,
     fused: bool | None = None,
+    sparse: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[float, float, np.ndarray]:
     """(ll, d ll/d intercept, d ll/d beta (p,)) of the logistic regression from the statistics
-    ``rows`` (U, p), ``w`` and ``wy`` (U,) (module docstring)."""
+    ``rows`` (U, p), ``w`` and ``wy`` (U,) (module docstring); ``fused`` and ``sparse`` as
+    :func:`categorical_loglik_grad`."""
     p = rows.shape[1]
     b = np.zeros(p) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
     if use_fused(rows, 1, fused):
         ll, gi, gb = _bernoulli_kernel(
-            np.ascontiguousarray(rows), np.ascontiguousarray(w), np.ascontiguousarray(wy),
-            float(intercept), b,
+            *_sparse(rows, sparse), np.ascontiguousarray(w, dtype=np.float64),
+            np.ascontiguousarray(wy, dtype=np.float64), float(intercept), b,
         )  # fmt: skip
         return float(ll), float(gi), gb
     eta = float(intercept) + (rows @ b if p else 0.0)

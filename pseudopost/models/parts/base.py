@@ -796,6 +796,13 @@ class Part(ABC):
     ) -> tuple[float, dict[str, np.ndarray]]:
         """Weighted log-likelihood and its gradient on the constrained values."""
 
+    def derived(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Arrays computed once from the statistics' ``arrays`` that make :meth:`logp_grad`
+        faster when passed beside them (the large multinomial and logistic parts: the design
+        rows' non-zeros, :func:`~pseudopost.models.parts._fused.sparse_rows`); none by
+        default. The density is the same with or without them."""
+        return {}
+
     def hessian(self, x: np.ndarray, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
         """Hessian (size, size) of the log density at unconstrained ``x`` given the
         statistics' ``arrays`` (exact, :meth:`Layout.hessian`); only where
@@ -963,8 +970,9 @@ class PartDensity:
     """A part's log posterior density given statistics (:meth:`Part.log_density`).
 
     ``logp_grad(x)``: weighted log-likelihood + log prior + log-Jacobian at the unconstrained
-    ``x`` and its gradient (NumPy, nothing compiled); ``logp_data(x, **arrays)``: the same with
-    other statistics' arrays (nutpie's swappable shared data).
+    ``x`` and its gradient; ``logp_data(x, **arrays)``: the same with other statistics' arrays
+    (nutpie's swappable shared data, with their :meth:`Part.derived` arrays); ``arrays``: the
+    statistics' arrays and their derived ones.
     """
 
     def __init__(self, part: Part, stats: Stats) -> None:
@@ -972,9 +980,10 @@ class PartDensity:
         self.stats = stats
         self.layout = part.layout
         self.ndim = part.layout.size
+        self.arrays = {**stats.arrays, **part.derived(stats.arrays)}
 
     def logp_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        return self.part.logp_grad(x, self.stats.arrays)
+        return self.part.logp_grad(x, self.arrays)
 
     def logp_data(self, x: np.ndarray, **arrays: np.ndarray) -> tuple[float, np.ndarray]:
         return self.part.logp_grad(x, arrays)
@@ -985,7 +994,7 @@ class PartDensity:
 
     def hessian(self, x: np.ndarray) -> np.ndarray:
         """Hessian of the log density at unconstrained ``x`` (:meth:`Part.hessian`)."""
-        return self.part.hessian(x, self.stats.arrays)
+        return self.part.hessian(x, self.arrays)
 
     def expand(self, x: np.ndarray) -> dict[str, np.ndarray]:
         """Constrained values by name."""

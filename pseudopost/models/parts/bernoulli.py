@@ -23,7 +23,12 @@ from functools import cached_property
 
 import numpy as np
 
-from pseudopost.models.parts._fused import bernoulli_hessian, bernoulli_loglik_grad
+from pseudopost.models.parts._fused import (
+    bernoulli_hessian,
+    bernoulli_loglik_grad,
+    sparse_rows,
+    use_fused,
+)
 from pseudopost.models.parts._math import expit, log_sigmoid
 from pseudopost.models.parts.base import Layout, Param, Part, group_rows
 
@@ -79,10 +84,15 @@ class BernoulliPart(Part):
             "wy": np.bincount(inv, weights=w * y, minlength=u).astype(np.float64),
         }
 
+    def derived(self, arrays):
+        rows = arrays["rows"]
+        return sparse_rows(rows) if use_fused(rows, 1, None) else {}
+
     def _loglik_grad(self, values, arrays):
         ll, g_int, g_beta = bernoulli_loglik_grad(
-            arrays["rows"], arrays["w"], arrays["wy"], values["intercept"], values.get("beta")
-        )
+            arrays["rows"], arrays["w"], arrays["wy"], values["intercept"], values.get("beta"),
+            sparse=arrays if "rows_ptr" in arrays else None,
+        )  # fmt: skip
         grads = {"intercept": np.asarray(g_int)}
         if self.p:
             grads["beta"] = g_beta

@@ -28,7 +28,12 @@ from functools import cached_property
 import numpy as np
 from scipy import special
 
-from pseudopost.models.parts._fused import categorical_hessian, categorical_loglik_grad
+from pseudopost.models.parts._fused import (
+    categorical_hessian,
+    categorical_loglik_grad,
+    sparse_rows,
+    use_fused,
+)
 from pseudopost.models.parts.base import Layout, Param, Part, group_rows
 
 __all__ = ["CategoricalPart", "check_levels", "code_support", "level_counts", "log_softmax"]
@@ -107,10 +112,15 @@ class CategoricalPart(Part):
             eta[:, 1:] += rows @ values["beta"]
         return eta
 
+    def derived(self, arrays):
+        rows = arrays["rows"]
+        return sparse_rows(rows) if use_fused(rows, self.n_levels, None) else {}
+
     def _loglik_grad(self, values, arrays):
         ll, g_int, g_beta = categorical_loglik_grad(
-            arrays["rows"], arrays["counts"], values["intercept"], values.get("beta")
-        )
+            arrays["rows"], arrays["counts"], values["intercept"], values.get("beta"),
+            sparse=arrays if "rows_ptr" in arrays else None,
+        )  # fmt: skip
         grads = {"intercept": g_int}
         if self.p:
             grads["beta"] = g_beta
@@ -118,8 +128,9 @@ class CategoricalPart(Part):
 
     def _loglik_hess(self, values, arrays):
         return categorical_hessian(
-            arrays["rows"], arrays["counts"], values["intercept"], values.get("beta")
-        )
+            arrays["rows"], arrays["counts"], values["intercept"], values.get("beta"),
+            sparse=arrays if "rows_ptr" in arrays else None,
+        )  # fmt: skip
 
     def _key_table(self, params, rows, key_row, key_y):
         b = params["intercept"].shape[0]

@@ -101,6 +101,9 @@ class MaskedCategoricalPart(CategoricalPart):
             )
         return data
 
+    def derived(self, arrays):
+        return {}  # its own NumPy density reads the dense rows
+
     def _split(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return rows[..., : self.p], rows[..., self.p :] > 0.5
 

@@ -186,3 +186,44 @@ def test_parts_without_an_analytic_hessian_say_so():
     assert not density.has_hessian
     with pytest.raises(NotImplementedError, match="no analytic Hessian"):
         density.hessian(np.zeros(part.layout.size))
+
+
+@settings(max_examples=30, deadline=None)
+@given(SHAPES)
+def test_sparse_rows_hold_exactly_the_non_zeros(shape):
+    rows = _case(*shape)[0]
+    sp = F.sparse_rows(rows)
+    assert set(sp) == set(F.SPARSE_KEYS)
+    ptr, col, val = (sp[k] for k in F.SPARSE_KEYS)
+    assert ptr.shape == (rows.shape[0] + 1,) and ptr[0] == 0
+    dense = np.zeros_like(rows)
+    for g in range(rows.shape[0]):
+        sl = slice(int(ptr[g]), int(ptr[g + 1]))
+        assert np.all(np.diff(col[sl]) > 0)
+        dense[g, col[sl].astype(int)] = val[sl]
+    np.testing.assert_array_equal(dense, rows)
+    assert np.all(val != 0)
+
+
+@pytest.mark.parametrize("family", ["categorical", "bernoulli"])
+def test_derived_arrays_travel_with_the_statistics_and_change_nothing(family, monkeypatch):
+    from pseudopost.fitting.parts import shared_data
+
+    rng = np.random.default_rng(3)
+    n = 150
+    X = np.column_stack([rng.integers(0, 3, n), rng.normal(size=n)])
+    y = rng.integers(0, 2, n).astype(float)
+    part = make_part(family, "y", ["a", "b"], **({"n_levels": 3} if family != "bernoulli" else {}))
+    stats = part.statistics(PartData(y, X, np.ones(n, bool)), rng.uniform(0, 1, n))
+    x = rng.normal(size=part.layout.size)
+    small = part.log_density(stats)
+    assert set(small.arrays) == set(stats.arrays)  # below the threshold: NumPy, nothing derived
+    monkeypatch.setattr(F, "FUSED_MIN", 0)
+    big = part.log_density(stats)
+    assert set(big.arrays) == set(stats.arrays) | set(F.SPARSE_KEYS)
+    assert set(shared_data(part, stats)) == set(big.arrays)
+    lp0, g0 = small.logp_grad(x)
+    for lp, g in (big.logp_grad(x), part.logp_grad(x, stats.arrays)):
+        assert lp == pytest.approx(lp0, rel=1e-12)
+        np.testing.assert_allclose(g, g0, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(big.hessian(x), small.hessian(x), rtol=1e-10, atol=1e-12)
