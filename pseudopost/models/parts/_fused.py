@@ -26,7 +26,10 @@ statistics and passed beside them), so their cost follows the non-zeros; they ru
 above :data:`FUSED_MIN` values of the design (``cache=True``: a fresh process loads the
 compiled kernels from disk), the NumPy code below it (nothing to compile for small parts).
 Both are sequential: the same input gives the same sums on every run, whatever the number of
-threads.
+threads. The kernels release the GIL (``nogil``), so parts fitted in parallel threads
+(:class:`~pseudopost.fitting.columns.ColumnSampler`) evaluate their gradients at the same time;
+they do not use Numba's ``prange`` (its default ``workqueue`` threading layer aborts when two
+threads launch parallel kernels at once).
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ def use_fused(rows: np.ndarray, n_levels: int, fused: bool | None) -> bool:
 SPARSE_KEYS = ("rows_ptr", "rows_col", "rows_val")
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _csr(rows):  # pragma: no cover - compiled
     u, p = rows.shape
     ptr = np.zeros(u + 1)
@@ -102,7 +105,7 @@ def _sparse(rows, sparse):
 
 
 # ------------------------------------------------------------------------- categorical
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _categorical_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover - compiled
     u = counts.shape[0]
     k = counts.shape[1]
@@ -153,7 +156,7 @@ def _categorical_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no c
     return ll, g_int, g_beta
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _categorical_hessian_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover
     u = counts.shape[0]
     k = counts.shape[1]
@@ -289,7 +292,7 @@ def categorical_hessian(
 
 
 # ------------------------------------------------------------------------- bernoulli
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _bernoulli_kernel(ptr, col, val, w, wy, intercept, beta):  # pragma: no cover - compiled
     u = w.shape[0]
     p = beta.shape[0]
