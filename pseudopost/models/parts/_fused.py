@@ -44,16 +44,21 @@ from scipy.special import expit as _expit
 __all__ = [
     "FUSED_MIN",
     "SPARSE_KEYS",
+    "TABLE_MIN",
     "bernoulli_hessian",
     "bernoulli_loglik_grad",
     "categorical_hessian",
     "categorical_loglik_grad",
+    "categorical_table",
     "sparse_rows",
     "use_fused",
+    "use_fused_table",
 ]
 
 #: patterns x (columns + 1) x levels above which the Numba kernels run
 FUSED_MIN = 20_000
+#: predictors x (levels - 1) from which a multinomial logit's per-key tables run in Numba
+TABLE_MIN = 64
 
 
 def use_fused(rows: np.ndarray, n_levels: int, fused: bool | None) -> bool:
@@ -214,6 +219,83 @@ def _categorical_hessian_kernel(ptr, col, val, counts, intercept, beta):  # prag
                 for e in range(m):
                     H[b * m + e, a * m + c] = H[a * m + c, b * m + e]
     return H
+
+
+@njit(cache=True, nogil=True)
+def _categorical_table_kernel(
+    ptr, col, val, rows, intercept, beta, key_row, key_y
+):  # pragma: no cover
+    n_draws, m = intercept.shape
+    u, p = rows.shape
+    k = m + 1
+    n_keys = key_row.shape[0]
+    out = np.empty((n_draws, n_keys))
+    tab = np.empty((u, k))
+    eta = np.empty(k)
+    for b in range(n_draws):
+        finite = True
+        for j in range(p):
+            for c in range(m):
+                if not math.isfinite(beta[b, j, c]):
+                    finite = False
+        for g in range(u):
+            eta[0] = 0.0
+            for c in range(m):
+                eta[c + 1] = intercept[b, c]
+            if finite:  # the zeros add exactly nothing
+                for t in range(int(ptr[g]), int(ptr[g + 1])):
+                    j = int(col[t])
+                    xj = val[t]
+                    for c in range(m):
+                        eta[c + 1] += beta[b, j, c] * xj
+            else:  # 0 * inf is NaN, as in the dense sum
+                for j in range(p):
+                    xj = rows[g, j]
+                    for c in range(m):
+                        eta[c + 1] += beta[b, j, c] * xj
+            mx = eta[0]
+            for c in range(1, k):
+                if eta[c] > mx or math.isnan(eta[c]):
+                    mx = eta[c]
+            s = 0.0
+            for c in range(k):
+                eta[c] -= mx
+                s += math.exp(eta[c])
+            ls = math.log(s)
+            for c in range(k):
+                tab[g, c] = eta[c] - ls
+        for q in range(n_keys):
+            out[b, q] = tab[key_row[q], key_y[q]]
+    return out
+
+
+def use_fused_table(p: int, n_levels: int) -> bool:
+    """Whether the per-key tables of a multinomial logit run in Numba: by the part's shape
+    only (p (K - 1) at least :data:`TABLE_MIN`), never by the number of records or draws, so
+    that every record or draw block of one part takes the same kernel (the accountant's blocks
+    combine exactly)."""
+    return p * (n_levels - 1) >= TABLE_MIN
+
+
+def categorical_table(
+    rows: np.ndarray,
+    intercept: np.ndarray,
+    beta: np.ndarray,
+    key_row: np.ndarray,
+    key_y: np.ndarray,
+) -> np.ndarray:
+    """Per-key log-likelihood (B, keys) of the multinomial logit for a block of B draws:
+    :math:`\\log\\mathrm{softmax}(\\eta_{b,g})_y` at each key's design row g and level y, with
+    ``intercept`` (B, K-1), ``beta`` (B, p, K-1); one row's (U, K) table per draw, no (B, U, K)
+    temporary. Each value depends only on its draw and row (the sum over predictors in
+    increasing order, log-softmax as ``z - log sum exp z`` with ``z = eta - max eta``)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    sp = _sparse(rows, None)
+    return _categorical_table_kernel(
+        *sp, rows, np.ascontiguousarray(intercept, dtype=np.float64),
+        np.ascontiguousarray(beta, dtype=np.float64),
+        np.ascontiguousarray(key_row, dtype=np.int64), np.ascontiguousarray(key_y, dtype=np.int64),
+    )  # fmt: skip
 
 
 def _design(rows: np.ndarray) -> np.ndarray:

@@ -31,8 +31,10 @@ from scipy import special
 from pseudopost.models.parts._fused import (
     categorical_hessian,
     categorical_loglik_grad,
+    categorical_table,
     sparse_rows,
     use_fused,
+    use_fused_table,
 )
 from pseudopost.models.parts.base import Layout, Param, Part, group_rows
 
@@ -133,6 +135,10 @@ class CategoricalPart(Part):
         )  # fmt: skip
 
     def _key_table(self, params, rows, key_row, key_y):
+        if self.p and use_fused_table(self.p, self.n_levels):
+            return categorical_table(
+                rows, params["intercept"], params["beta"], key_row, key_y.astype(np.int64)
+            )
         b = params["intercept"].shape[0]
         logits = np.zeros((b, rows.shape[0], self.n_levels))
         logits[:, :, 1:] = params["intercept"][:, None, :]

@@ -227,3 +227,51 @@ def test_derived_arrays_travel_with_the_statistics_and_change_nothing(family, mo
         assert lp == pytest.approx(lp0, rel=1e-12)
         np.testing.assert_allclose(g, g0, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(big.hessian(x), small.hessian(x), rtol=1e-10, atol=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(SHAPES, st.booleans())
+def test_categorical_tables_numba_equal_numpy_and_blocks_combine_exactly(shape, non_finite):
+    """Per-key log-likelihood tables: the Numba kernel equals the NumPy one (NaN and inf where
+    it has them), and a value never depends on the other draws or rows of the block."""
+    u, p, k, seed = shape
+    rng = np.random.default_rng(seed)
+    rows = _case(max(u, 1), max(p, 1), k, seed)[0]
+    part = make_part("categorical", "y", [f"x{j}" for j in range(rows.shape[1])], n_levels=k)
+    y = rng.integers(0, k, rows.shape[0]).astype(float)
+    enc = part.encode(PartData(y, rows, np.ones(rows.shape[0], bool)))
+    n_draws = 6
+    params = {
+        "intercept": rng.normal(size=(n_draws, k - 1)),
+        "beta": rng.normal(size=(n_draws, rows.shape[1], k - 1)) * 2.0,
+    }
+    if non_finite:
+        params["beta"][1, 0, 0] = np.inf
+        params["beta"][2, -1, -1] = np.nan
+    got = F.categorical_table(
+        enc.rows, params["intercept"], params["beta"], enc.key_row, enc.key_y.astype(np.int64)
+    )
+    old = F.TABLE_MIN
+    try:
+        F.TABLE_MIN = 10**9
+        ref = part.table(params, enc)
+        F.TABLE_MIN = 0
+        assert np.array_equal(part.table(params, enc), got, equal_nan=True)  # dispatch
+    finally:
+        F.TABLE_MIN = old
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+    ok = np.isfinite(ref)
+    np.testing.assert_allclose(got[ok], ref[ok], rtol=1e-13, atol=1e-13)
+    # blocks: a subset of draws, and the keys of a subset of rows, give the same bits
+    sub = {n: v[[4, 1]] for n, v in params.items()}
+    part_draws = F.categorical_table(
+        enc.rows, sub["intercept"], sub["beta"], enc.key_row, enc.key_y.astype(np.int64)
+    )
+    assert np.array_equal(part_draws, got[[4, 1]], equal_nan=True)
+    keep = np.flatnonzero(enc.key_row % 2 == 0)
+    rows_used, inv = np.unique(enc.key_row[keep], return_inverse=True)
+    part_rows = F.categorical_table(
+        enc.rows[rows_used], params["intercept"], params["beta"], inv, enc.key_y[keep].astype(int)
+    )
+    assert np.array_equal(part_rows, got[:, keep], equal_nan=True)
