@@ -158,22 +158,23 @@ def laplace_transform(
     :math:`L L^\\top = H^{-1}` (dense up to ``max_dim`` parameters, else diagonal).
 
     Parts with an exact Hessian (:attr:`Part.has_hessian
-    <pseudopost.models.parts.base.Part.has_hessian>`) reach the mode by Newton steps on it and
-    use it there; the others by Newton-CG on gradient differences, H by forward differences.
+    <pseudopost.models.parts.base.Part.has_hessian>`) and at most ``max_dim`` parameters reach
+    the mode by Newton steps on it and use it there; the others by Newton-CG on gradient
+    differences, H by forward differences (above ``max_dim`` the dense Hessian itself would
+    cost more than the d differences of its diagonal: a (d, d) array updated per pattern).
     """
     density = part.log_density(stats)
     d = part.layout.size
     f = _negative(density)
     start = part.layout.pack({p.name: p.support_point for p in part.layout.params})
-    if density.has_hessian:
+    if density.has_hessian and d <= max_dim:
         with np.errstate(all="ignore"):
             found = _newton(f, lambda x: -density.hessian(x), start)
         if found is not None:
             x0, H = found
-            if d <= max_dim:
-                L = _factor(0.5 * (H + H.T))
-                if L is not None:
-                    return x0, L
+            L = _factor(0.5 * (H + H.T))
+            if L is not None:
+                return x0, L
             return x0, _diagonal(np.abs(np.diag(H)))
     x0 = _near_mode(f, start, d)
     h = 1e-5 * np.maximum(1.0, np.abs(x0))

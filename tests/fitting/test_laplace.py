@@ -71,3 +71,11 @@ def test_parts_without_a_hessian_use_differences():
     H = -_fd_hessian(density, x0)
     assert np.all(np.linalg.eigvalsh(H) > 0)
     np.testing.assert_allclose(np.linalg.inv(L @ L.T), H, rtol=1e-2, atol=1e-3 * np.abs(H).max())
+
+
+def test_above_max_dim_the_dense_hessian_is_never_formed(monkeypatch):
+    part, stats = _stats("categorical", {"n_levels": 4})
+    monkeypatch.setattr(type(part), "hessian", lambda *a: pytest.fail("dense Hessian formed"))
+    _, L = laplace.laplace_transform(part, stats, max_dim=5)
+    assert np.count_nonzero(L - np.diag(np.diag(L))) == 0
+    assert np.all(np.diag(L) > 0)
