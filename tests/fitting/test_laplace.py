@@ -79,3 +79,20 @@ def test_above_max_dim_the_dense_hessian_is_never_formed(monkeypatch):
     _, L = laplace.laplace_transform(part, stats, max_dim=5)
     assert np.count_nonzero(L - np.diag(np.diag(L))) == 0
     assert np.all(np.diag(L) > 0)
+
+
+def test_blas_runs_on_one_thread_during_the_transform_and_is_restored():
+    from threadpoolctl import threadpool_info
+
+    def threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = threads()
+    with laplace._one_blas_thread():
+        with laplace._one_blas_thread():
+            assert all(t == 1 for t in threads())
+        assert all(t == 1 for t in threads())  # still one user
+    assert threads() == before
+    part, stats = _stats("bernoulli", {})
+    laplace.laplace_transform(part, stats)
+    assert threads() == before
