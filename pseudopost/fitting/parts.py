@@ -4,9 +4,11 @@ For fixed weights the pseudo posterior of a sequential model is a product of one
 column part (issue 16; :mod:`pseudopost.models.parts.base`), so each part is fitted alone, with
 its own step size and mass matrix. :func:`nutpie_model` hands nutpie the part's log density and
 gradient written out in NumPy (:meth:`Part.logp_grad <pseudopost.models.parts.base.Part.
-logp_grad>`: grouped statistics, priors, log-Jacobians) through :func:`nutpie.from_pyfunc`, as
+logp_grad>`: grouped statistics, priors, log-Jacobians; cached Numba kernels for the large
+multinomial and logistic parts) through :func:`nutpie.from_pyfunc`, as
 :class:`~pseudopost.fitting.statistics_density.StatisticsDensity` does for the ready models'
-sufficient statistics: nothing is compiled on any machine. The statistics are nutpie's shared
+sufficient statistics: no model is compiled (the Numba kernels are compiled once ever and loaded
+from Numba's disk cache). The statistics are nutpie's shared
 data, so a refit with new weights (or new records) swaps them in with ``with_data`` (their
 shapes may change: the number of patterns depends on the data) and never rebuilds the model.
 
@@ -27,9 +29,11 @@ __all__ = ["PartSampler", "nutpie_model", "preconditioned_model", "sample_part",
 
 
 def shared_data(part: Part, stats: Stats) -> dict[str, np.ndarray]:
-    """The statistics' arrays as nutpie's shared data (float64), checked against the part."""
-    part.log_density(stats)  # checks the family
-    return {k: np.asarray(v, dtype=np.float64) for k, v in stats.arrays.items()}
+    """The statistics' arrays and their derived ones (:meth:`Part.derived
+    <pseudopost.models.parts.base.Part.derived>`, e.g. the design rows' non-zeros) as nutpie's
+    shared data (float64), checked against the part: swapped together, never out of step."""
+    density = part.log_density(stats)  # checks the family
+    return {k: np.asarray(v, dtype=np.float64) for k, v in density.arrays.items()}
 
 
 def nutpie_model(part: Part, stats: Stats):

@@ -30,7 +30,10 @@ NumPy in, NumPy out:
   rounding, so Dask can map blocks and reduce with ``+``.
 * :meth:`Part.log_density` ``(stats)``: :class:`PartDensity` with ``logp_grad(x)``, the weighted
   log-likelihood + log prior + log-Jacobian on the unconstrained scale and its gradient, in
-  NumPy (nothing compiled). The nutpie model is built by
+  NumPy, or in a cached Numba kernel for the large multinomial and logistic parts
+  (:mod:`pseudopost.models.parts._fused`: one pass over the patterns, no temporaries); and,
+  for the families with :attr:`Part.has_hessian` (multinomial logit, logistic, ordered
+  logit), ``hessian(x)``, the exact Hessian from the same statistics. The nutpie model is built by
   :func:`pseudopost.fitting.parts.nutpie_model` ``(part, stats)`` (a function of the fitting
   layer, not a method: models sit below fitting and never import it).
 * :meth:`Part.loglik` ``(draws, data, records)``: the per-record log-likelihood (0 where not
@@ -442,6 +445,78 @@ class Layout:
             out[sl] = gx
         return total, out
 
+    def hessian(
+        self,
+        x: np.ndarray,
+        values: Mapping[str, np.ndarray],
+        grads: Mapping[str, np.ndarray],
+        hess: np.ndarray,
+    ) -> np.ndarray:
+        r"""Hessian (size, size) of log-likelihood + log prior + log-Jacobian at unconstrained
+        ``x``, from the log-likelihood's gradient ``grads`` and Hessian ``hess`` on the
+        constrained values (flattened in layout order).
+
+        With :math:`v = T(x)` (blockwise), :math:`G = \nabla_v(\ell + \log\pi)` and
+        :math:`H_v = \nabla_v^2(\ell + \log\pi)`,
+
+        .. math::
+            \nabla_x^2 = J^\top H_v J + \sum_k G_k \nabla_x^2 v_k
+            + \nabla_x^2 \log|J|,
+
+        :math:`J = \partial v/\partial x`. Transforms: none (:math:`J = I`), ``log``
+        (:math:`v = e^x`: :math:`J = \mathrm{diag}(e^x)`, :math:`\nabla^2 v_k = e^{x_k}` on
+        the diagonal) and ``ordered`` (:math:`c_k = x_0 + \sum_{1 \le i \le k} e^{x_i}`:
+        :math:`J_{k0} = 1`, :math:`J_{ki} = e^{x_i}` for :math:`1 \le i \le k`, and
+        :math:`\partial^2 c_k / \partial x_i^2 = e^{x_i}` for :math:`1 \le i \le k`); both
+        log-Jacobians are linear in x. Priors: normal (:math:`-1/s^2`), half-normal
+        (:math:`-1/s^2`), gamma (:math:`-(a-1)/v^2`), all diagonal. Simplex parameters raise
+        ``NotImplementedError``.
+        """
+        d = self._size
+        hv = np.array(hess, dtype=np.float64, copy=True).reshape(d, d)
+        G = np.zeros(d)
+        jac = np.zeros((d, d))
+        second = np.zeros(d)
+        identity = True
+        for p, sl in zip(self.params, self._slices, strict=True):
+            if p.transform == "simplex":
+                raise NotImplementedError("No analytic Hessian under the simplex transform.")
+            v = np.asarray(values[p.name], np.float64).reshape(-1)
+            _, gp = p.log_prior_grad(values[p.name])
+            g = np.reshape(gp, -1) + (np.reshape(grads[p.name], -1) if p.name in grads else 0.0)
+            G[sl] = g
+            kind = p.prior[0]
+            if kind == "normal":
+                hp = np.full(p.size, -1.0 / float(p.prior[2]) ** 2)
+            elif kind == "halfnormal":
+                hp = np.full(p.size, -1.0 / float(p.prior[1]) ** 2)
+            elif kind == "gamma":
+                hp = -(float(p.prior[1]) - 1.0) / v**2
+            else:
+                raise NotImplementedError(f"No analytic Hessian of the {kind} prior.")
+            idx = np.arange(sl.start, sl.stop)
+            hv[idx, idx] += hp
+            xs = x[sl]
+            if p.transform == "none":
+                jac[idx, idx] = 1.0
+            elif p.transform == "log":
+                identity = False
+                jac[idx, idx] = v
+                second[idx] = v * g
+            else:  # ordered
+                identity = False
+                e = np.exp(xs)
+                block = np.tril(np.broadcast_to(e, (xs.size, xs.size)))
+                block[:, 0] = 1.0
+                jac[sl, sl] = block
+                tail = np.cumsum(g[::-1])[::-1]  # sum_{k >= i} G_k
+                second[idx[1:]] = e[1:] * tail[1:]
+        if identity:
+            return hv
+        out = jac.T @ hv @ jac
+        out[np.arange(d), np.arange(d)] += second
+        return 0.5 * (out + out.T)
+
     def check_draws(self, draws: Mapping[str, np.ndarray], label: str = "") -> dict:
         """Draws by name as float64 with a common leading draw axis, shapes checked."""
         out, n_draws = {}, None
@@ -597,6 +672,9 @@ class Part(ABC):
     default_prior_scale: ClassVar[float] = 2.5
     #: whether :meth:`exact_draws` samples the posterior exactly (conjugate family)
     conjugate: ClassVar[bool] = False
+    #: whether :meth:`hessian` is analytic (else the Laplace preconditioner differences
+    #: gradients)
+    has_hessian: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.outcome, str) or not self.outcome:
@@ -717,6 +795,34 @@ class Part(ABC):
         self, values: Mapping[str, np.ndarray], arrays: Mapping[str, np.ndarray]
     ) -> tuple[float, dict[str, np.ndarray]]:
         """Weighted log-likelihood and its gradient on the constrained values."""
+
+    def derived(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Arrays computed once from the statistics' ``arrays`` that make :meth:`logp_grad`
+        faster when passed beside them (the large multinomial and logistic parts: the design
+        rows' non-zeros, :func:`~pseudopost.models.parts._fused.sparse_rows`); none by
+        default. The density is the same with or without them."""
+        return {}
+
+    def hessian(self, x: np.ndarray, arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+        """Hessian (size, size) of the log density at unconstrained ``x`` given the
+        statistics' ``arrays`` (exact, :meth:`Layout.hessian`); only where
+        :attr:`has_hessian`."""
+        if not self.has_hessian:
+            raise NotImplementedError(f"The {self.family} part has no analytic Hessian.")
+        x = np.asarray(x, dtype=np.float64)
+        values = self.layout.unpack(x)
+        plain = all(p.transform == "none" for p in self.layout.params)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            hess = self._loglik_hess(values, arrays)
+            grads = {} if plain else self._loglik_grad(values, arrays)[1]
+            return self.layout.hessian(x, values, grads, hess)
+
+    def _loglik_hess(
+        self, values: Mapping[str, np.ndarray], arrays: Mapping[str, np.ndarray]
+    ) -> np.ndarray:
+        """Hessian of the weighted log-likelihood on the constrained values (flattened in
+        layout order); families with :attr:`has_hessian` define it."""
+        raise NotImplementedError
 
     def exact_draws(self, stats: Stats, n_draws: int, rng: np.random.Generator) -> dict:
         """Exact posterior draws (conjugate families only)."""
@@ -864,8 +970,9 @@ class PartDensity:
     """A part's log posterior density given statistics (:meth:`Part.log_density`).
 
     ``logp_grad(x)``: weighted log-likelihood + log prior + log-Jacobian at the unconstrained
-    ``x`` and its gradient (NumPy, nothing compiled); ``logp_data(x, **arrays)``: the same with
-    other statistics' arrays (nutpie's swappable shared data).
+    ``x`` and its gradient; ``logp_data(x, **arrays)``: the same with other statistics' arrays
+    (nutpie's swappable shared data, with their :meth:`Part.derived` arrays); ``arrays``: the
+    statistics' arrays and their derived ones.
     """
 
     def __init__(self, part: Part, stats: Stats) -> None:
@@ -873,12 +980,21 @@ class PartDensity:
         self.stats = stats
         self.layout = part.layout
         self.ndim = part.layout.size
+        self.arrays = {**stats.arrays, **part.derived(stats.arrays)}
 
     def logp_grad(self, x: np.ndarray) -> tuple[float, np.ndarray]:
-        return self.part.logp_grad(x, self.stats.arrays)
+        return self.part.logp_grad(x, self.arrays)
 
     def logp_data(self, x: np.ndarray, **arrays: np.ndarray) -> tuple[float, np.ndarray]:
         return self.part.logp_grad(x, arrays)
+
+    @property
+    def has_hessian(self) -> bool:
+        return self.part.has_hessian
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        """Hessian of the log density at unconstrained ``x`` (:meth:`Part.hessian`)."""
+        return self.part.hessian(x, self.arrays)
 
     def expand(self, x: np.ndarray) -> dict[str, np.ndarray]:
         """Constrained values by name."""

@@ -23,7 +23,13 @@ from functools import cached_property
 
 import numpy as np
 
-from pseudopost.models.parts._math import expit, log_sigmoid, softplus
+from pseudopost.models.parts._fused import (
+    bernoulli_hessian,
+    bernoulli_loglik_grad,
+    sparse_rows,
+    use_fused,
+)
+from pseudopost.models.parts._math import expit, log_sigmoid
 from pseudopost.models.parts.base import Layout, Param, Part, group_rows
 
 __all__ = ["BernoulliPart", "coefficients"]
@@ -59,6 +65,7 @@ class BernoulliPart(Part):
     ``beta``."""
 
     family = "bernoulli"
+    has_hessian = True
     support = "0 or 1"
 
     def _in_support(self, y: np.ndarray) -> np.ndarray:
@@ -77,11 +84,24 @@ class BernoulliPart(Part):
             "wy": np.bincount(inv, weights=w * y, minlength=u).astype(np.float64),
         }
 
+    def derived(self, arrays):
+        rows = arrays["rows"]
+        return sparse_rows(rows) if use_fused(rows, 1, None) else {}
+
     def _loglik_grad(self, values, arrays):
-        rows, w, wy = arrays["rows"], arrays["w"], arrays["wy"]
-        eta = linear_rows(self, values, rows)
-        ll = -float(wy @ softplus(-eta) + (w - wy) @ softplus(eta))
-        return ll, linear_grads(self, rows, wy - w * expit(eta))
+        ll, g_int, g_beta = bernoulli_loglik_grad(
+            arrays["rows"], arrays["w"], arrays["wy"], values["intercept"], values.get("beta"),
+            sparse=arrays if "rows_ptr" in arrays else None,
+        )  # fmt: skip
+        grads = {"intercept": np.asarray(g_int)}
+        if self.p:
+            grads["beta"] = g_beta
+        return ll, grads
+
+    def _loglik_hess(self, values, arrays):
+        return bernoulli_hessian(
+            arrays["rows"], arrays["w"], values["intercept"], values.get("beta")
+        )
 
     def _key_table(self, params, rows, key_row, key_y):
         eta = self.eta_rows(params, rows)  # per design row, then gathered per key

@@ -8,11 +8,14 @@ For K levels (codes 0..K-1, level 0 the reference),
 
 ``intercept`` (K-1) ~ N(0, (2s)^2), ``beta`` (p, K-1) ~ N(0, s^2), s = 2.5 by default.
 Grouped statistics: :math:`C_{gk} = \sum_{i \in g} w_i 1[y_i = k]` per design row g and level k
-(design notes section 9), :math:`W_g = \sum_k C_{gk}`:
+(design notes section 9), :math:`W_g = \sum_k C_{gk}`, :math:`p_g = \mathrm{softmax}(\eta_g)`:
 
 .. math::
-    \ell_w = \sum_{g,k} C_{gk} \log\mathrm{softmax}(\eta_g)_k, \qquad
-    \partial\ell_w/\partial\eta_{gk} = C_{gk} - W_g\,\mathrm{softmax}(\eta_g)_k.
+    \ell_w = \sum_{g,k} C_{gk} \log p_{gk}, \qquad
+    \partial\ell_w/\partial\eta_{gk} = C_{gk} - W_g\,p_{gk}, \qquad
+    \partial^2\ell_w/\partial\eta_{gk}\partial\eta_{gl} = -W_g(p_{gk}\delta_{kl} - p_{gk}p_{gl})
+
+(computed in one fused pass over the patterns: :mod:`pseudopost.models.parts._fused`).
 
 Inversion: the smallest code k with :math:`\sum_{l \le k} p_l \ge u`, as the ready model.
 """
@@ -25,6 +28,14 @@ from functools import cached_property
 import numpy as np
 from scipy import special
 
+from pseudopost.models.parts._fused import (
+    categorical_hessian,
+    categorical_loglik_grad,
+    categorical_table,
+    sparse_rows,
+    use_fused,
+    use_fused_table,
+)
 from pseudopost.models.parts.base import Layout, Param, Part, group_rows
 
 __all__ = ["CategoricalPart", "check_levels", "code_support", "level_counts", "log_softmax"]
@@ -63,6 +74,7 @@ class CategoricalPart(Part):
     n_levels: int = field(default=2, kw_only=True)
 
     family = "categorical"
+    has_hessian = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -102,17 +114,31 @@ class CategoricalPart(Part):
             eta[:, 1:] += rows @ values["beta"]
         return eta
 
+    def derived(self, arrays):
+        rows = arrays["rows"]
+        return sparse_rows(rows) if use_fused(rows, self.n_levels, None) else {}
+
     def _loglik_grad(self, values, arrays):
-        rows, counts = arrays["rows"], arrays["counts"]
-        ls = log_softmax(self._logits(values, rows))
-        ll = float(np.sum(np.where(counts > 0, counts * ls, 0.0)))
-        d = counts[:, 1:] - counts.sum(axis=1, keepdims=True) * np.exp(ls[:, 1:])
-        grads = {"intercept": d.sum(axis=0)}
+        ll, g_int, g_beta = categorical_loglik_grad(
+            arrays["rows"], arrays["counts"], values["intercept"], values.get("beta"),
+            sparse=arrays if "rows_ptr" in arrays else None,
+        )  # fmt: skip
+        grads = {"intercept": g_int}
         if self.p:
-            grads["beta"] = rows.T @ d
+            grads["beta"] = g_beta
         return ll, grads
 
+    def _loglik_hess(self, values, arrays):
+        return categorical_hessian(
+            arrays["rows"], arrays["counts"], values["intercept"], values.get("beta"),
+            sparse=arrays if "rows_ptr" in arrays else None,
+        )  # fmt: skip
+
     def _key_table(self, params, rows, key_row, key_y):
+        if self.p and use_fused_table(self.p, self.n_levels):
+            return categorical_table(
+                rows, params["intercept"], params["beta"], key_row, key_y.astype(np.int64)
+            )
         b = params["intercept"].shape[0]
         logits = np.zeros((b, rows.shape[0], self.n_levels))
         logits[:, :, 1:] = params["intercept"][:, None, :]

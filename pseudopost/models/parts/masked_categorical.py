@@ -59,6 +59,7 @@ class MaskedCategoricalPart(CategoricalPart):
     """
 
     family = "masked_categorical"
+    has_hessian = False  # the unmasked kernels do not apply
 
     @property
     def width(self) -> int:
@@ -99,6 +100,9 @@ class MaskedCategoricalPart(CategoricalPart):
                 f"structural zero the data contain)."
             )
         return data
+
+    def derived(self, arrays):
+        return {}  # its own NumPy density reads the dense rows
 
     def _split(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return rows[..., : self.p], rows[..., self.p :] > 0.5

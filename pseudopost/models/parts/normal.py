@@ -12,7 +12,9 @@ exact :math:`Z^\top W Z` ones of :func:`pseudopost.fitting.sufficient.block_stat
     Q = S_{wyy} - 2 b^\top D^\top W y + b^\top D^\top W D\, b,
 
 :math:`\partial_b = (D^\top Wy - D^\top WD\,b)/\sigma^2`, :math:`\partial_\sigma = -S_w/\sigma +
-Q/\sigma^3`. Cost O(p^2) per gradient whatever n. Per record (a ``gauss`` part) the linear
+Q/\sigma^3`. Hessian: :math:`\partial_b^2 = -D^\top WD/\sigma^2`,
+:math:`\partial_b\partial_\sigma = -2(D^\top Wy - D^\top WD\,b)/\sigma^3`,
+:math:`\partial_\sigma^2 = S_w/\sigma^2 - 3Q/\sigma^4`. Cost O(p^2) per gradient whatever n. Per record (a ``gauss`` part) the linear
 predictor is tabulated per design row. Inversion: :math:`y^* = \eta + \sigma\Phi^{-1}(u)`.
 """
 
@@ -39,6 +41,7 @@ class NormalPart(Part):
 
     family = "normal"
     kind = "gauss"
+    has_hessian = True
     default_prior_scale = 10.0
 
     @cached_property
@@ -81,6 +84,19 @@ class NormalPart(Part):
         if self.p:
             grads["beta"] = gb[1:]
         return ll, grads
+
+    def _loglik_hess(self, values, arrays):
+        b = np.concatenate([np.atleast_1d(values["intercept"]), values.get("beta", np.zeros(0))])
+        sigma = float(values["sigma"])
+        ztwz, ztwy = arrays["ztwz"], arrays["ztwy"]
+        zb = ztwz @ b
+        quad = float(arrays["swyy"]) + float(b @ zb - 2.0 * (ztwy @ b))
+        k = b.size
+        H = np.empty((k + 1, k + 1))
+        H[:k, :k] = -ztwz / sigma**2
+        H[:k, k] = H[k, :k] = -2.0 * (ztwy - zb) / sigma**3
+        H[k, k] = float(arrays["sw"]) / sigma**2 - 3.0 * quad / sigma**4
+        return H
 
     def _gauss_table(self, params, rows):
         sigma = params["sigma"]

@@ -21,6 +21,12 @@ tails (the same three terms as the ready model's left/right forms),
     \frac{\partial\log P}{\partial b} = -\sigma(b) - \frac{1}{e^{a-b} - 1}
 
 (for k = 0 only :math:`\log\sigma(a)`, for k = K-1 only :math:`\log\sigma(-b)`).
+Second derivatives (exact Hessian; :math:`t = r(1 + r)`, :math:`r = 1/(e^{a-b} - 1)`):
+:math:`\partial_a^2 = -\sigma(a)\sigma(-a) - t`, :math:`\partial_b^2 = -\sigma(b)\sigma(-b) - t`,
+:math:`\partial_a\partial_b = t`; with :math:`A_g = c - \eta_g` the per-pattern Hessian in A is
+tridiagonal with row sums :math:`-\sigma(A_j)\sigma(-A_j)(C_{gj} + C_{g,j+1})`, which give
+the blocks in :math:`\beta` (:math:`\partial A/\partial\beta = -x_g`); the ordered transform
+is applied by :meth:`Layout.hessian <pseudopost.models.parts.base.Layout.hessian>`.
 Inversion: the smallest k with
 :math:`\sigma(c_k - \eta) \ge u`, as the ready model.
 """
@@ -61,6 +67,7 @@ class OrdinalPart(Part):
     n_levels: int = field(default=2, kw_only=True)
 
     family = "ordinal"
+    has_hessian = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -116,6 +123,29 @@ class OrdinalPart(Part):
         if self.p:
             grads["beta"] = -g.sum(axis=1) @ rows
         return ll, grads
+
+    def _loglik_hess(self, values, arrays):
+        rows, counts = arrays["rows"], arrays["counts"]
+        c = values["cutpoints"]
+        m = c.size
+        eta = rows @ values["beta"] if self.p else np.zeros(rows.shape[0])
+        A = c[None, :] - eta[:, None]
+        V = expit(A) * expit(-A) * (counts[:, :m] + counts[:, 1:])  # -(T_g 1)_j
+        r = 1.0 / np.expm1(np.diff(c))
+        t = r * (1.0 + r) * counts[:, 1:m].sum(axis=0)  # inner levels 1..m-1
+        H = np.zeros((m + self.p, m + self.p))
+        hcc = np.diag(-V.sum(axis=0))
+        k = np.arange(1, m)
+        hcc[k, k] -= t
+        hcc[k - 1, k - 1] -= t
+        hcc[k, k - 1] += t
+        hcc[k - 1, k] += t
+        H[:m, :m] = hcc
+        if self.p:
+            H[:m, m:] = V.T @ rows
+            H[m:, :m] = H[:m, m:].T
+            H[m:, m:] = -(rows.T @ (rows * V.sum(axis=1)[:, None]))
+        return H
 
     def _key_table(self, params, rows, key_row, key_y):
         cut = params["cutpoints"]  # (B, K-1)

@@ -1,0 +1,445 @@
+r"""Fused log-likelihood, gradient and Hessian of the grouped GLM parts (NumPy and Numba).
+
+One pass over the design patterns g computes, for the multinomial logit (level 0 the
+reference, :math:`\tilde x_g = (1, x_g)`, :math:`B` the (p+1, K-1) coefficients),
+
+.. math::
+    \eta_{gk} = \tilde x_g^\top B_{\cdot k}, \quad
+    \mathrm{lse}_g = \log\Bigl(1 + \sum_{k \ge 1} e^{\eta_{gk}}\Bigr), \quad
+    \ell = \sum_g \Bigl[\sum_{k \ge 1} C_{gk}\eta_{gk} - W_g\,\mathrm{lse}_g\Bigr], \quad
+    \frac{\partial\ell}{\partial B_{jk}} = \sum_g \tilde x_{gj}\,(C_{gk} - W_g\,p_{gk}),
+
+and the Hessian
+
+.. math::
+    \frac{\partial^2\ell}{\partial B_{ak}\,\partial B_{bl}}
+    = -\sum_g W_g\,\tilde x_{ga}\tilde x_{gb}\,(p_{gk}\delta_{kl} - p_{gk}p_{gl});
+
+for the logistic regression (:math:`Y_g` the weighted successes)
+:math:`\ell = \sum_g [Y_g\eta_g - W_g\,\mathrm{softplus}(\eta_g)]`, gradient
+:math:`\sum_g \tilde x_g (Y_g - W_g\sigma(\eta_g))`, Hessian
+:math:`-\sum_g W_g\sigma(\eta_g)\sigma(-\eta_g)\,\tilde x_g\tilde x_g^\top`.
+
+The Numba kernels hold no (U, K) temporaries and read the design's non-zeros only (one-hot
+levels of earlier columns make most of a row zero; :func:`sparse_rows`, computed once per
+statistics and passed beside them), so their cost follows the non-zeros; they run
+above :data:`FUSED_MIN` values of the design (``cache=True``: a fresh process loads the
+compiled kernels from disk), the NumPy code below it (nothing to compile for small parts).
+Both are sequential: the same input gives the same sums on every run, whatever the number of
+threads. The kernels release the GIL (``nogil``), so parts fitted in parallel threads
+(:class:`~pseudopost.fitting.columns.ColumnSampler`) evaluate their gradients at the same time;
+they do not use Numba's ``prange`` (its default ``workqueue`` threading layer aborts when two
+threads launch parallel kernels at once).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+from numba import njit
+from scipy.special import expit as _expit
+
+__all__ = [
+    "FUSED_MIN",
+    "SPARSE_KEYS",
+    "TABLE_MIN",
+    "bernoulli_hessian",
+    "bernoulli_loglik_grad",
+    "categorical_hessian",
+    "categorical_loglik_grad",
+    "categorical_table",
+    "sparse_rows",
+    "use_fused",
+    "use_fused_table",
+]
+
+#: patterns x (columns + 1) x levels above which the Numba kernels run
+FUSED_MIN = 20_000
+#: predictors x (levels - 1) from which a multinomial logit's per-key tables run in Numba
+TABLE_MIN = 64
+
+
+def use_fused(rows: np.ndarray, n_levels: int, fused: bool | None) -> bool:
+    """Whether to run the Numba kernel (``fused`` None: by size, :data:`FUSED_MIN`)."""
+    if fused is not None:
+        return bool(fused)
+    return rows.shape[0] * (rows.shape[1] + 1) * n_levels > FUSED_MIN
+
+
+# ------------------------------------------------------------------------- sparse rows
+#: names of the design rows' non-zeros among a density's arrays (:func:`sparse_rows`)
+SPARSE_KEYS = ("rows_ptr", "rows_col", "rows_val")
+
+
+@njit(cache=True, nogil=True)
+def _csr(rows):  # pragma: no cover - compiled
+    u, p = rows.shape
+    ptr = np.zeros(u + 1)
+    n = 0
+    for g in range(u):
+        for j in range(p):
+            if rows[g, j] != 0.0:
+                n += 1
+        ptr[g + 1] = n
+    col = np.empty(n)
+    val = np.empty(n)
+    t = 0
+    for g in range(u):
+        for j in range(p):
+            if rows[g, j] != 0.0:
+                col[t] = j
+                val[t] = rows[g, j]
+                t += 1
+    return ptr, col, val
+
+
+def sparse_rows(rows: np.ndarray) -> dict[str, np.ndarray]:
+    """The non-zeros of ``rows`` (U, p) by row (compressed sparse rows, all float64 so that they
+    travel as nutpie shared data): ``rows_ptr`` (U + 1) offsets, ``rows_col`` column indices and
+    ``rows_val`` values (row g's are at ``rows_ptr[g]:rows_ptr[g + 1]``, columns increasing)."""
+    ptr, col, val = _csr(np.ascontiguousarray(rows, dtype=np.float64))
+    return dict(zip(SPARSE_KEYS, (ptr, col, val), strict=True))
+
+
+def _sparse(rows, sparse):
+    if sparse is None:
+        sparse = sparse_rows(rows)
+    return tuple(np.ascontiguousarray(sparse[k], dtype=np.float64) for k in SPARSE_KEYS)
+
+
+# ------------------------------------------------------------------------- categorical
+@njit(cache=True, nogil=True)
+def _categorical_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover - compiled
+    u = counts.shape[0]
+    k = counts.shape[1]
+    m = k - 1
+    p = beta.shape[0]
+    g_int = np.zeros(m)
+    g_beta = np.zeros((p, m))
+    eta = np.empty(m)
+    e = np.empty(m)
+    ll = 0.0
+    for g in range(u):
+        w = 0.0
+        for c in range(k):
+            w += counts[g, c]
+        if w == 0.0:
+            continue
+        for c in range(m):
+            eta[c] = intercept[c]
+        lo, hi = int(ptr[g]), int(ptr[g + 1])
+        for t in range(lo, hi):
+            j = int(col[t])
+            xj = val[t]
+            for c in range(m):
+                eta[c] += xj * beta[j, c]
+        mx = 0.0
+        for c in range(m):
+            if eta[c] > mx:
+                mx = eta[c]
+        s = math.exp(-mx)
+        for c in range(m):
+            e[c] = math.exp(eta[c] - mx)
+            s += e[c]
+        lse = mx + math.log(s)
+        if counts[g, 0] > 0.0:
+            ll -= counts[g, 0] * lse
+        ws = w / s
+        for c in range(m):
+            cg = counts[g, c + 1]
+            if cg > 0.0:
+                ll += cg * (eta[c] - lse)
+            eta[c] = cg - ws * e[c]  # eta now holds d ll / d eta = C - W p
+            g_int[c] += eta[c]
+        for t in range(lo, hi):
+            j = int(col[t])
+            xj = val[t]
+            for c in range(m):
+                g_beta[j, c] += xj * eta[c]
+    return ll, g_int, g_beta
+
+
+@njit(cache=True, nogil=True)
+def _categorical_hessian_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover
+    u = counts.shape[0]
+    k = counts.shape[1]
+    m = k - 1
+    p = beta.shape[0]
+    d = (p + 1) * m
+    H = np.zeros((d, d))
+    eta = np.empty(m)
+    nz = np.empty(p + 1, np.int64)  # column 0: the intercept
+    xv = np.empty(p + 1)
+    for g in range(u):
+        w = 0.0
+        for c in range(k):
+            w += counts[g, c]
+        if w == 0.0:
+            continue
+        for c in range(m):
+            eta[c] = intercept[c]
+        nz[0] = 0
+        xv[0] = 1.0
+        q = 1
+        for t in range(int(ptr[g]), int(ptr[g + 1])):
+            j = int(col[t])
+            xj = val[t]
+            nz[q] = j + 1
+            xv[q] = xj
+            q += 1
+            for c in range(m):
+                eta[c] += xj * beta[j, c]
+        mx = 0.0
+        for c in range(m):
+            if eta[c] > mx:
+                mx = eta[c]
+        s = math.exp(-mx)
+        for c in range(m):
+            eta[c] = math.exp(eta[c] - mx)
+            s += eta[c]
+        for c in range(m):
+            eta[c] /= s  # probabilities of levels 1..K-1
+        for ta in range(q):
+            a = nz[ta]
+            for tb in range(ta, q):
+                b = nz[tb]
+                wab = w * xv[ta] * xv[tb]
+                for c in range(m):
+                    row = a * m + c
+                    for e in range(m):
+                        # W x_a x_b (p_c delta_ce - p_c p_e): exactly symmetric in (c, e)
+                        pce = eta[c] * eta[e]
+                        H[row, b * m + e] -= wab * ((eta[c] if c == e else 0.0) - pce)
+    # mirror the blocks a < b computed above into b > a
+    for a in range(p + 1):
+        for b in range(a + 1, p + 1):
+            for c in range(m):
+                for e in range(m):
+                    H[b * m + e, a * m + c] = H[a * m + c, b * m + e]
+    return H
+
+
+@njit(cache=True, nogil=True)
+def _categorical_table_kernel(
+    ptr, col, val, rows, intercept, beta, key_row, key_y
+):  # pragma: no cover
+    n_draws, m = intercept.shape
+    u, p = rows.shape
+    k = m + 1
+    n_keys = key_row.shape[0]
+    out = np.empty((n_draws, n_keys))
+    tab = np.empty((u, k))
+    eta = np.empty(k)
+    for b in range(n_draws):
+        finite = True
+        for j in range(p):
+            for c in range(m):
+                if not math.isfinite(beta[b, j, c]):
+                    finite = False
+        for g in range(u):
+            eta[0] = 0.0
+            for c in range(m):
+                eta[c + 1] = intercept[b, c]
+            if finite:  # the zeros add exactly nothing
+                for t in range(int(ptr[g]), int(ptr[g + 1])):
+                    j = int(col[t])
+                    xj = val[t]
+                    for c in range(m):
+                        eta[c + 1] += beta[b, j, c] * xj
+            else:  # 0 * inf is NaN, as in the dense sum
+                for j in range(p):
+                    xj = rows[g, j]
+                    for c in range(m):
+                        eta[c + 1] += beta[b, j, c] * xj
+            mx = eta[0]
+            for c in range(1, k):
+                if eta[c] > mx or math.isnan(eta[c]):
+                    mx = eta[c]
+            s = 0.0
+            for c in range(k):
+                eta[c] -= mx
+                s += math.exp(eta[c])
+            ls = math.log(s)
+            for c in range(k):
+                tab[g, c] = eta[c] - ls
+        for q in range(n_keys):
+            out[b, q] = tab[key_row[q], key_y[q]]
+    return out
+
+
+def use_fused_table(p: int, n_levels: int) -> bool:
+    """Whether the per-key tables of a multinomial logit run in Numba: by the part's shape
+    only (p (K - 1) at least :data:`TABLE_MIN`), never by the number of records or draws, so
+    that every record or draw block of one part takes the same kernel (the accountant's blocks
+    combine exactly)."""
+    return p * (n_levels - 1) >= TABLE_MIN
+
+
+def categorical_table(
+    rows: np.ndarray,
+    intercept: np.ndarray,
+    beta: np.ndarray,
+    key_row: np.ndarray,
+    key_y: np.ndarray,
+) -> np.ndarray:
+    """Per-key log-likelihood (B, keys) of the multinomial logit for a block of B draws:
+    :math:`\\log\\mathrm{softmax}(\\eta_{b,g})_y` at each key's design row g and level y, with
+    ``intercept`` (B, K-1), ``beta`` (B, p, K-1); one row's (U, K) table per draw, no (B, U, K)
+    temporary. Each value depends only on its draw and row (the sum over predictors in
+    increasing order, log-softmax as ``z - log sum exp z`` with ``z = eta - max eta``)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    sp = _sparse(rows, None)
+    return _categorical_table_kernel(
+        *sp, rows, np.ascontiguousarray(intercept, dtype=np.float64),
+        np.ascontiguousarray(beta, dtype=np.float64),
+        np.ascontiguousarray(key_row, dtype=np.int64), np.ascontiguousarray(key_y, dtype=np.int64),
+    )  # fmt: skip
+
+
+def _design(rows: np.ndarray) -> np.ndarray:
+    return np.column_stack([np.ones(rows.shape[0]), rows])
+
+
+def _probabilities(rows, intercept, beta):
+    eta = np.zeros((rows.shape[0], intercept.size + 1))
+    eta[:, 1:] = intercept
+    if rows.shape[1]:
+        eta[:, 1:] += rows @ beta
+    z = eta - eta.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def categorical_loglik_grad(
+    rows: np.ndarray,
+    counts: np.ndarray,
+    intercept: np.ndarray,
+    beta: np.ndarray | None,
+    *,
+    fused: bool | None = None,
+    sparse: Mapping[str, np.ndarray] | None = None,
+) -> tuple[float, np.ndarray, np.ndarray]:
+    """(ll, d ll/d intercept (K-1), d ll/d beta (p, K-1)) of the multinomial logit from the
+    statistics ``rows`` (U, p) and ``counts`` (U, K) (module docstring); ``beta`` None when
+    p = 0. ``fused``: Numba (True), NumPy (False) or by size (None); ``sparse``: the rows'
+    :func:`sparse_rows` if already computed (the Numba kernel reads them, not ``rows``)."""
+    p, m = rows.shape[1], counts.shape[1] - 1
+    b = np.zeros((p, m)) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
+    if use_fused(rows, m + 1, fused):
+        ll, gi, gb = _categorical_kernel(
+            *_sparse(rows, sparse), np.ascontiguousarray(counts, dtype=np.float64),
+            np.ascontiguousarray(intercept, dtype=np.float64), b,
+        )  # fmt: skip
+        return float(ll), gi, gb
+    eta = np.zeros((rows.shape[0], m + 1))
+    eta[:, 1:] = intercept
+    if p:
+        eta[:, 1:] += rows @ b
+    z = eta - eta.max(axis=1, keepdims=True)
+    ls = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    ll = float(np.sum(np.where(counts > 0, counts * ls, 0.0)))
+    d = counts[:, 1:] - counts.sum(axis=1, keepdims=True) * np.exp(ls[:, 1:])
+    return ll, d.sum(axis=0), rows.T @ d
+
+
+def categorical_hessian(
+    rows: np.ndarray,
+    counts: np.ndarray,
+    intercept: np.ndarray,
+    beta: np.ndarray | None,
+    *,
+    fused: bool | None = None,
+    sparse: Mapping[str, np.ndarray] | None = None,
+) -> np.ndarray:
+    """Hessian ((p+1)(K-1), (p+1)(K-1)) of the multinomial logit's log-likelihood in the
+    order (intercept, beta row-major) of :class:`~pseudopost.models.parts.CategoricalPart`'s
+    layout (module docstring); ``fused`` and ``sparse`` as :func:`categorical_loglik_grad`."""
+    p, m = rows.shape[1], counts.shape[1] - 1
+    b = np.zeros((p, m)) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
+    if use_fused(rows, m + 1, fused):
+        return _categorical_hessian_kernel(
+            *_sparse(rows, sparse), np.ascontiguousarray(counts, dtype=np.float64),
+            np.ascontiguousarray(intercept, dtype=np.float64), b,
+        )  # fmt: skip
+    P = _probabilities(rows, intercept, b)[:, 1:]
+    W = counts.sum(axis=1)
+    Xt = _design(rows)
+    # M_g[k, l] = W_g (p_k delta_kl - p_k p_l)
+    M = -W[:, None, None] * P[:, :, None] * P[:, None, :]
+    M[:, np.arange(m), np.arange(m)] += W[:, None] * P
+    H = np.einsum("ga,gb,gkl->akbl", Xt, Xt, M, optimize=True).reshape((p + 1) * m, -1)
+    return -0.5 * (H + H.T)
+
+
+# ------------------------------------------------------------------------- bernoulli
+@njit(cache=True, nogil=True)
+def _bernoulli_kernel(ptr, col, val, w, wy, intercept, beta):  # pragma: no cover - compiled
+    u = w.shape[0]
+    p = beta.shape[0]
+    g_int = 0.0
+    g_beta = np.zeros(p)
+    ll = 0.0
+    for g in range(u):
+        if w[g] == 0.0:
+            continue
+        eta = intercept
+        lo, hi = int(ptr[g]), int(ptr[g + 1])
+        for t in range(lo, hi):
+            eta += val[t] * beta[int(col[t])]
+        # softplus(eta) = log(1 + e^eta), finite in both tails
+        if eta > 0.0:
+            sp_pos = eta + math.log1p(math.exp(-eta))
+            sig = 1.0 / (1.0 + math.exp(-eta))
+        else:
+            ex = math.exp(eta)
+            sp_pos = math.log1p(ex)
+            sig = ex / (1.0 + ex)
+        sp_neg = sp_pos - eta  # softplus(-eta)
+        ll -= wy[g] * sp_neg + (w[g] - wy[g]) * sp_pos
+        dg = wy[g] - w[g] * sig
+        g_int += dg
+        for t in range(lo, hi):
+            g_beta[int(col[t])] += val[t] * dg
+    return ll, g_int, g_beta
+
+
+def bernoulli_loglik_grad(
+    rows: np.ndarray,
+    w: np.ndarray,
+    wy: np.ndarray,
+    intercept: float,
+    beta: np.ndarray | None,
+    *,
+    fused: bool | None = None,
+    sparse: Mapping[str, np.ndarray] | None = None,
+) -> tuple[float, float, np.ndarray]:
+    """(ll, d ll/d intercept, d ll/d beta (p,)) of the logistic regression from the statistics
+    ``rows`` (U, p), ``w`` and ``wy`` (U,) (module docstring); ``fused`` and ``sparse`` as
+    :func:`categorical_loglik_grad`."""
+    p = rows.shape[1]
+    b = np.zeros(p) if beta is None else np.ascontiguousarray(beta, dtype=np.float64)
+    if use_fused(rows, 1, fused):
+        ll, gi, gb = _bernoulli_kernel(
+            *_sparse(rows, sparse), np.ascontiguousarray(w, dtype=np.float64),
+            np.ascontiguousarray(wy, dtype=np.float64), float(intercept), b,
+        )  # fmt: skip
+        return float(ll), float(gi), gb
+    eta = float(intercept) + (rows @ b if p else 0.0)
+    eta = np.broadcast_to(eta, w.shape)
+    ll = -float(wy @ np.logaddexp(0.0, -eta) + (w - wy) @ np.logaddexp(0.0, eta))
+    d = wy - w * _expit(eta)
+    return ll, float(d.sum()), d @ rows
+
+
+def bernoulli_hessian(
+    rows: np.ndarray, w: np.ndarray, intercept: float, beta: np.ndarray | None
+) -> np.ndarray:
+    """Hessian (p+1, p+1) of the logistic regression's log-likelihood in the order
+    (intercept, beta) (module docstring; one BLAS product)."""
+    p = rows.shape[1]
+    eta = float(intercept) + (rows @ np.asarray(beta) if p else np.zeros(rows.shape[0]))
+    v = w * _expit(eta) * _expit(-eta)
+    Xt = _design(rows)
+    return -(Xt.T @ (Xt * v[:, None]))

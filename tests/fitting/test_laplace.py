@@ -1,0 +1,98 @@
+"""The Laplace preconditioner: with an exact Hessian, Newton reaches the mode (gradient 0 to
+many digits) and L L^T inverts the Hessian there, which equals differences of the gradient;
+parts without one keep the difference path."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pseudopost.fitting import laplace
+from pseudopost.models.parts import PartData, make_part
+
+
+def _stats(family, kw, n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.integers(0, 3, n), rng.integers(0, 2, n), rng.normal(size=n)])
+    k = kw.get("n_levels", 2)
+    eta = X @ np.array([0.5, -0.7, 0.8])
+    if family == "normal":
+        y = 1.0 + eta + 0.1 * rng.normal(size=n)
+    elif family == "poisson":
+        y = rng.poisson(np.exp(0.3 * eta))
+    else:
+        y = np.minimum((rng.logistic(size=n) + eta > np.arange(k - 1)[:, None]).sum(0), k - 1)
+    part = make_part(family, "y", ["a", "b", "c"], **kw)
+    stats = part.statistics(PartData(y.astype(float), X, np.ones(n, bool)), rng.uniform(0, 1, n))
+    return part, stats
+
+
+def _fd_hessian(density, x, h=1e-6):
+    return np.column_stack([
+        (density.logp_grad(x + h * e)[1] - density.logp_grad(x - h * e)[1]) / (2 * h)
+        for e in np.eye(x.size)
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("family", "kw"),
+    [
+        ("categorical", {"n_levels": 4}),
+        ("bernoulli", {}),
+        ("ordinal", {"n_levels": 4}),
+        ("normal", {}),
+    ],
+)
+def test_newton_on_the_exact_hessian_reaches_the_mode(family, kw, monkeypatch):
+    part, stats = _stats(family, kw)
+    density = part.log_density(stats)
+    calls = []
+    monkeypatch.setattr(laplace, "_near_mode", lambda *a: calls.append(1) or a[1])
+    x0, L = laplace.laplace_transform(part, stats)
+    assert not calls  # the difference path was not taken
+    g = density.logp_grad(x0)[1]
+    assert g @ (L @ L.T) @ g < 1e-8  # the Newton decrement: within 1e-4 sd of the mode
+    H = -_fd_hessian(density, x0)
+    np.testing.assert_allclose(np.linalg.inv(L @ L.T), H, rtol=1e-5, atol=1e-6 * np.abs(H).max())
+    # the old path (Newton-CG, differences) lands near the same point
+    monkeypatch.undo()  # the real _near_mode again
+    monkeypatch.setattr(type(part), "has_hessian", False)
+    x1, L1 = laplace.laplace_transform(part, stats)
+    sd = np.sqrt(np.diag(L @ L.T))
+    assert np.all(np.abs(x1 - x0) < 0.5 * sd)
+    np.testing.assert_allclose(np.diag(L1 @ L1.T), sd**2, rtol=0.2)
+
+
+def test_parts_without_a_hessian_use_differences():
+    part, stats = _stats("poisson", {})
+    assert not part.log_density(stats).has_hessian
+    x0, L = laplace.laplace_transform(part, stats)
+    density = part.log_density(stats)
+    H = -_fd_hessian(density, x0)
+    assert np.all(np.linalg.eigvalsh(H) > 0)
+    np.testing.assert_allclose(np.linalg.inv(L @ L.T), H, rtol=1e-2, atol=1e-3 * np.abs(H).max())
+
+
+def test_above_max_dim_the_dense_hessian_is_never_formed(monkeypatch):
+    part, stats = _stats("categorical", {"n_levels": 4})
+    monkeypatch.setattr(type(part), "hessian", lambda *a: pytest.fail("dense Hessian formed"))
+    _, L = laplace.laplace_transform(part, stats, max_dim=5)
+    assert np.count_nonzero(L - np.diag(np.diag(L))) == 0
+    assert np.all(np.diag(L) > 0)
+
+
+def test_blas_runs_on_one_thread_during_the_transform_and_is_restored():
+    from threadpoolctl import threadpool_info
+
+    def threads():
+        return [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+
+    before = threads()
+    with laplace._one_blas_thread():
+        with laplace._one_blas_thread():
+            assert all(t == 1 for t in threads())
+        assert all(t == 1 for t in threads())  # still one user
+    assert threads() == before
+    part, stats = _stats("bernoulli", {})
+    laplace.laplace_transform(part, stats)
+    assert threads() == before
