@@ -23,7 +23,7 @@ Adult full at most 5 minutes; unweighted S_pMSE at most 1.5x synthpop's; weighte
 below synthpop's; 10^6 x 10 on Dask under 4 GB.
 
 Run: ``.venv/bin/python benchmarks/whole_file.py [--draws 100] [--adult-n 48842]
-[--files adult yrbss] [--dask-n 1000000] [--workers 1]``. Writes
+[--files adult yrbss] [--dask-n 1000000] [--workers N]``. Writes
 ``benchmarks/results/whole_file.{md,csv}``.
 """
 
@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -189,7 +190,12 @@ def main(argv=None) -> int:
     parser.add_argument("--adult-n", type=int, default=48842)
     parser.add_argument("--draws", type=int, default=100)
     parser.add_argument("--chains", type=int, default=1)
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="threads fitting the parts (default: the machine's cores)",
+    )
     parser.add_argument("--dask-n", type=int, default=1_000_000)
     parser.add_argument("--dask-draws", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
@@ -214,7 +220,8 @@ def main(argv=None) -> int:
             print(f"Dask run failed:\n{proc.stderr[-2000:]}")
     table = pd.DataFrame(rows)
     report(table.drop(columns=["timings"], errors="ignore"), "whole_file",
-           f"Whole files: pseudopost and synthpop (draws = {args.draws}, chains = {args.chains})")  # fmt: skip
+           f"Whole files: pseudopost and synthpop (draws = {args.draws}, chains = {args.chains}, "
+           f"workers = {args.workers or os.cpu_count()})")  # fmt: skip
     print(_goals(table))
     for name in args.files:
         print(f"- {name}: {FILES[name]['note']}")
