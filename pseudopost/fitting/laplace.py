@@ -79,12 +79,13 @@ def _near_mode(f, start: np.ndarray, d: int) -> np.ndarray:
 
 def _negative(density):
     """-log density and its gradient; +inf (zero gradient) where the density is undefined
-    (an optimiser's wild step: sigma underflowing to 0, an overflow)."""
+    (an optimiser's wild step: sigma or phi underflowing to 0, whose ``math.log`` raises a
+    ``ValueError``; an overflow)."""
 
     def f(x):
         try:
             lp, g = density.logp_grad(x)
-        except (ZeroDivisionError, OverflowError, FloatingPointError):
+        except (ZeroDivisionError, OverflowError, FloatingPointError, ValueError):
             return np.inf, np.zeros_like(x)
         if not (np.isfinite(lp) and np.all(np.isfinite(g))):
             return np.inf, np.zeros_like(x)

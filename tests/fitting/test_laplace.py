@@ -96,3 +96,24 @@ def test_blas_runs_on_one_thread_during_the_transform_and_is_restored():
     part, stats = _stats("bernoulli", {})
     laplace.laplace_transform(part, stats)
     assert threads() == before
+
+
+def test_a_step_where_phi_underflows_is_an_infinite_objective_not_an_error():
+    """An optimiser's wild step can send the negative binomial's log phi to -800: phi = 0 and
+    ``math.log(0)`` raises a ValueError inside the density (a 10^6-record file met it). The
+    objective is then +inf with a zero gradient, so the optimiser backs off."""
+    rng = np.random.default_rng(1)
+    n = 200
+    X = rng.integers(0, 2, (n, 1)).astype(float)
+    y = rng.negative_binomial(3, 0.3, n).astype(float)
+    part = make_part("negative_binomial", "y", ["a"])
+    stats = part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n))
+    density = part.log_density(stats)
+    x = np.zeros(part.layout.size)
+    x[part.layout.slices["phi"]] = -800.0
+    with pytest.raises(ValueError):
+        density.logp_grad(x)  # the density itself refuses the point
+    value, grad = laplace._negative(density)(x)
+    assert value == np.inf and not grad.any()
+    x0, L = laplace.laplace_transform(part, stats)
+    assert np.all(np.isfinite(x0)) and np.all(np.isfinite(L))
