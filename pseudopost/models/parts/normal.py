@@ -70,12 +70,17 @@ class NormalPart(Part):
             "const": np.asarray(float(w @ aux)),
         }
 
-    def _loglik_grad(self, values, arrays):
+    @staticmethod
+    def _quadratic(values, arrays):
+        """(b, sigma, Z'WZ b, the weighted residual sum of squares) at ``values``."""
         b = np.concatenate([np.atleast_1d(values["intercept"]), values.get("beta", np.zeros(0))])
-        sigma = float(values["sigma"])
-        ztwz, ztwy = arrays["ztwz"], arrays["ztwy"]
-        zb = ztwz @ b
-        quad = float(arrays["swyy"]) + float(b @ zb - 2.0 * (ztwy @ b))
+        zb = arrays["ztwz"] @ b
+        quad = float(arrays["swyy"]) + float(b @ zb - 2.0 * (arrays["ztwy"] @ b))
+        return b, float(values["sigma"]), zb, quad
+
+    def _loglik_grad(self, values, arrays):
+        _, sigma, zb, quad = self._quadratic(values, arrays)
+        ztwy = arrays["ztwy"]
         sw = float(arrays["sw"])
         inv2 = 1.0 / sigma**2
         ll = -sw * (_HALF_LOG_2PI + math.log(sigma)) - 0.5 * quad * inv2 + float(arrays["const"])
@@ -86,11 +91,8 @@ class NormalPart(Part):
         return ll, grads
 
     def _loglik_hess(self, values, arrays):
-        b = np.concatenate([np.atleast_1d(values["intercept"]), values.get("beta", np.zeros(0))])
-        sigma = float(values["sigma"])
+        b, sigma, zb, quad = self._quadratic(values, arrays)
         ztwz, ztwy = arrays["ztwz"], arrays["ztwy"]
-        zb = ztwz @ b
-        quad = float(arrays["swyy"]) + float(b @ zb - 2.0 * (ztwy @ b))
         k = b.size
         H = np.empty((k + 1, k + 1))
         H[:k, :k] = -ztwz / sigma**2
