@@ -64,9 +64,16 @@ FILES = {
             ]
             + ["occupation is missing when workclass is missing"],
             "predictor_matrix": {"native-country": ["age", "workclass", "education", "race"]},
+            # the extract's facts: ages 17 to 90 (extracted for age > 16, top-coded at 90),
+            # whole hours 1 to 99 a week (top-coded at 99)
+            "grid": {
+                "age": {"step": 1, "bounds": [17, 90]},
+                "hours-per-week": {"step": 1, "bounds": [1, 99]},
+            },
         },
         "note": "education-num fixed by 16 rules (its codebook); native-country conditioned "
-        "on age, workclass, education and race",
+        "on age, workclass, education and race; age (17-90) and hours-per-week (1-99) modelled "
+        "over their whole numbers (grid_ordinal)",
     },
     "yrbss": {
         "load": lambda: pd.read_csv(_synthpop.DATA / "yrbss.csv"),
@@ -74,17 +81,18 @@ FILES = {
         "target": "helmet_12m",
         # the codebook's facts: heights are asked in feet and inches and stored in metres to 2
         # decimals, weights in pounds and stored in kilograms to 2 decimals (every real value
-        # is round(k * 0.0254, 2) resp. round(k * 0.4536, 2) for an integer k)
+        # is round(k * 0.0254, 2) resp. round(k * 0.4536, 2) for an integer k); the survey's
+        # edit ranges (1.27-2.11 m, 29.94-180.99 kg; values outside are set to missing) bound
+        # them, so each is modelled over its grid's points (grid_ordinal: any shape, heaps too)
         "declarations": {
             "grid": {
-                "height": {"step": 0.0254, "digits": 2},
-                "weight": {"step": 0.4536, "digits": 2},
+                "height": {"step": 0.0254, "digits": 2, "bounds": [1.27, 2.11]},
+                "weight": {"step": 0.4536, "digits": 2, "bounds": [29.94, 180.99]},
             },
-            # self-reported weights heap at whole tens and fives of pounds (digit preference)
-            "heaps": {"weight": [10, 5]},
         },
         "note": "grids declared (codebook): height whole inches as metres, weight whole pounds "
-        "as kilograms, both to 2 decimals; weight heaps at multiples of 10 and 5 lb",
+        "as kilograms, both to 2 decimals, within the survey's edit ranges; both modelled over "
+        "their grids' points (grid_ordinal)",
     },
 }
 

@@ -18,6 +18,7 @@ FAMILIES = [
     ("bernoulli", {}),
     ("categorical", {"n_levels": 3}),
     ("ordinal", {"n_levels": 4}),
+    ("cumulative", {"n_levels": 6}),
     ("normal", {}),
     ("lognormal", {}),
     ("poisson", {}),
@@ -32,7 +33,7 @@ def _scipy(part, p, y, X):
     fam = part.family
     if fam == "dirichlet_categorical":
         return np.log(p["p"][y.astype(int)])
-    if fam == "ordinal":
+    if fam in ("ordinal", "cumulative"):
         eta = X @ p["beta"] if part.p else np.zeros(len(y))
         c = np.concatenate([[-np.inf], p["cutpoints"], [np.inf]])
         k = y.astype(int)
@@ -113,7 +114,7 @@ def random_file(seed: int, n: int = 400, m: int = 30, n_parts: int = 7):
 def _outcome(part, rng, n):
     fam = part.family
     k = getattr(part, "n_levels", 2)
-    if fam in ("bernoulli", "categorical", "ordinal", "dirichlet_categorical"):
+    if fam in ("bernoulli", "categorical", "ordinal", "cumulative", "dirichlet_categorical"):
         return rng.integers(0, k, n).astype(float)
     if fam == "normal":
         return rng.normal(1.0, 2.0, n)

@@ -15,7 +15,15 @@ model                                  parts
 ``poisson``, ``negative_binomial``     not spikes
 ``hurdle_lognormal``                   a spike at 0 + log-normal on the positive values
 ``hurdle_count``                       a spike at 0 + zero-truncated negative binomial
+``grid_ordinal``                       status (if any) + the cumulative part: an ordered logit over
+                                       the points of the column's declared bounded grid
 =====================================  ===========================================================
+
+``grid_ordinal`` is the default of a numeric column whose declared grid has ``bounds``: its
+values can only be the grid's points, so their probabilities are modelled directly (a
+cumulative probability model, :mod:`pseudopost.models.parts.cumulative`): any marginal shape,
+heaping included, with the predictors shifting it; declare another model to keep a parametric
+family (its draws are then snapped to the grid and bounds).
 
 The hurdle models are thus the special case "one spike at zero" of declared spikes (synthpop's
 ``semicont``). **Privacy note**: like synthpop and the papers, an automatic choice reads the
@@ -43,6 +51,7 @@ VALUE_FAMILIES = {
     "negative_binomial": "negative_binomial",
     "hurdle_lognormal": "lognormal",
     "hurdle_count": "zero_truncated_negative_binomial",
+    "grid_ordinal": "cumulative",
 }
 _CATEGORICAL = ("categorical", "logistic", "dirichlet_categorical")
 
@@ -97,8 +106,10 @@ def choose(
     spikes: tuple = (),
     conditioned: bool = True,
     max_levels: int = 10,
+    bounded_grid: bool = False,
 ) -> ColumnChoice:
-    """The model of column ``name`` (module docstring); ``declared`` a registry name or auto.
+    """The model of column ``name`` (module docstring); ``declared`` a registry name or auto;
+    ``bounded_grid``: the column declares a grid with bounds.
 
     Raises
     ------
@@ -141,8 +152,16 @@ def choose(
             f"({series.dtype}); declare 'categorical' or convert the column."
         )
     spikes = tuple(spikes)
+    if declared == "grid_ordinal" and not bounded_grid:
+        raise ValueError(
+            f"The model 'grid_ordinal' of column {name!r} needs a declared grid with bounds, "
+            f"e.g. grid={{{name!r}: {{'step': 1, 'bounds': [0, 99]}}}}."
+        )
     if declared != "auto":
         model, detected, reason = declared, "declared", "given by the user"
+    elif bounded_grid:
+        model, detected = "grid_ordinal", "on a bounded grid"
+        reason = "values on the declared bounded grid: ordered logit over its points"
     else:
         observed = _observed_series(series, codes, spikes, name)
         if observed.size == 0:

@@ -36,8 +36,9 @@ AUTO = "auto"
 #: named public transforms of a numeric predictor (``None``: as given)
 TRANSFORMS = ("log", "log1p", "identity")
 _NO_PART = frozenset({"mixture"})  # registry models without a column part
-#: model names a whole-file column accepts (the registry's names less those without a part)
-FILE_MODELS = (*sorted(set(MODEL_NAMES) - _NO_PART), AUTO)
+#: model names a whole-file column accepts (the registry's names less those without a part,
+#: and ``grid_ordinal``: the cumulative part over a bounded grid's points)
+FILE_MODELS = (*sorted((set(MODEL_NAMES) - _NO_PART) | {"grid_ordinal"}), AUTO)
 
 
 def _names(value: object, argument: str) -> tuple[str, ...]:

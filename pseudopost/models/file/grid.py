@@ -42,11 +42,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MAX_DIGITS", "Grid"]
+__all__ = ["MAX_DIGITS", "MAX_POINTS", "Grid"]
 
 #: digits are integers in [-MAX_DIGITS, MAX_DIGITS]
 MAX_DIGITS = 12
-_KEYS = ("step", "digits", "origin")
+_KEYS = ("step", "digits", "origin", "bounds")
+#: most points a bounded grid may have (each is a level of the cumulative value part)
+MAX_POINTS = 5000
 _MAX_RING = 1 << 16
 
 
@@ -66,11 +68,17 @@ class Grid:
         :math:`d`: decimals kept (negative: tens, hundreds, ...); None: no rounding.
     origin : float
         :math:`o`, a finite number (default 0).
+    bounds : (float, float) or None
+        The column's public range :math:`[l, u]` (a codebook's): synthetic values are snapped
+        inside it, and a numeric column with a bounded grid is modelled by default by the
+        cumulative part over the grid's points in it (:mod:`pseudopost.models.parts.
+        cumulative`).
     """
 
     step: float
     digits: int | None = None
     origin: float = 0.0
+    bounds: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         if not _real(self.step) or not math.isfinite(self.step) or self.step <= 0:
@@ -88,6 +96,20 @@ class Grid:
             raise ValueError(f"A grid's 'origin' must be a finite number. Got {self.origin!r}.")
         object.__setattr__(self, "step", float(self.step))
         object.__setattr__(self, "origin", float(self.origin))
+        if self.bounds is not None:
+            b = self.bounds
+            if (
+                isinstance(b, (str, bytes))
+                or not hasattr(b, "__len__")
+                or len(b) != 2
+                or not all(_real(v) and math.isfinite(v) for v in b)
+                or not b[0] < b[1]
+            ):
+                raise ValueError(
+                    f"A grid's 'bounds' must be two finite numbers [low, high] with low < high. "
+                    f"Got {b!r}."
+                )
+            object.__setattr__(self, "bounds", (float(b[0]), float(b[1])))
         if self.digits is not None:
             object.__setattr__(self, "digits", int(self.digits))
             if self.step < self.resolution * (1 - 1e-12):
@@ -131,7 +153,10 @@ class Grid:
                         f"{MAX_DIGITS}]. Got {digits!r}."
                     )
                 step = 10.0 ** (-int(digits))
-            return cls(step, digits, value.get("origin", 0.0))
+            bounds = value.get("bounds")
+            if isinstance(bounds, list):
+                bounds = tuple(bounds)
+            return cls(step, digits, value.get("origin", 0.0), bounds)
         except ValueError as exc:
             raise ValueError(f"Column {column!r}: {exc}") from None
 
@@ -157,7 +182,46 @@ class Grid:
 
     def describe(self) -> str:
         core = f"k * {self.step:g}" + (f" + {self.origin:g}" if self.origin else "")
-        return core if self.digits is None else f"round({core}, {self.digits})"
+        core = core if self.digits is None else f"round({core}, {self.digits})"
+        if self.bounds is not None:
+            core += f" in [{self.bounds[0]:g}, {self.bounds[1]:g}]"
+        return core
+
+    def points(self, forbidden: tuple = ()) -> np.ndarray:
+        """The distinct grid points inside the bounds that are not ``forbidden`` (codes and
+        spikes are statuses, not values), increasing.
+
+        Raises
+        ------
+        ValueError
+            Without bounds, with more than :data:`MAX_POINTS` points, or with none.
+        """
+        if self.bounds is None:
+            raise ValueError(f"The grid {self.describe()} has no bounds, so no finite points.")
+        k_low, k_high = self._support_indices(*self.bounds, False)
+        count = k_high - k_low + 1
+        if count > MAX_POINTS:
+            raise ValueError(
+                f"The grid {self.describe()} has {count:.0f} points in its bounds, more than "
+                f"{MAX_POINTS}; declare a coarser step or narrower bounds, or a numeric model."
+            )
+        g = np.unique(self.point(np.arange(k_low, k_high + 1)))
+        if forbidden:
+            g = g[~np.isin(g, np.asarray([float(f) for f in forbidden], dtype=np.float64))]
+        if g.size < 2:
+            raise ValueError(
+                f"The grid {self.describe()} has {g.size} allowed point(s) in its bounds; a "
+                f"value model needs at least 2."
+            )
+        return g
+
+    @staticmethod
+    def nearest(points: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Index of the nearest of the increasing ``points`` to each ``x`` (ties: the lower)."""
+        x = np.asarray(x, dtype=np.float64)
+        j = np.clip(np.searchsorted(points, x), 1, points.size - 1)
+        lower = (x - points[j - 1]) <= (points[j] - x)
+        return np.where(lower, j - 1, j).astype(np.int64)
 
     def to_dict(self) -> dict:
         out: dict = {"step": self.step}
@@ -165,6 +229,8 @@ class Grid:
             out["digits"] = self.digits
         if self.origin:
             out["origin"] = self.origin
+        if self.bounds is not None:
+            out["bounds"] = list(self.bounds)
         return out
 
     # ------------------------------------------------------------------ snapping
@@ -179,7 +245,7 @@ class Grid:
         index_ok: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> np.ndarray:
         r"""Each value of ``x`` moved to the nearest *allowed* grid point: inside the support
-        ``[low, high]`` (``(low, high]`` with ``low_open``), not in ``forbidden`` and, with
+        ``[low, high]`` (``(low, high]`` with ``low_open``) and the declared bounds, not in ``forbidden`` and, with
         ``index_ok``, whose index k passes it (ties: the lower point); ``x`` is not modified.
 
         A value inside the support is settled by rings :math:`k_0 \pm j` around
@@ -196,6 +262,10 @@ class Grid:
         x = np.asarray(x, dtype=np.float64)
         if not np.all(np.isfinite(x)):
             raise ValueError("Grid snapping needs finite values.")
+        if self.bounds is not None:  # the declared range, inside the family's support
+            if self.bounds[0] > low:
+                low, low_open = self.bounds[0], False
+            high = min(high, self.bounds[1])
         bad = np.asarray([float(f) for f in forbidden], dtype=np.float64)
 
         def allowed(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -246,6 +246,11 @@ def _part_outcome(p: ColumnPlan, pp: PartPlan) -> np.ndarray:
     elif c.ordered:
         key = c.level_codes(c.status, c.values)
         active = active & (c.status == 0)
+    elif p.points is not None:  # cumulative part: the index of the nearest grid point
+        active = active & (c.status == 0)
+        y = np.full(c.n, np.nan)
+        y[active] = p.grid.nearest(p.points, np.asarray(c.values, dtype=np.float64)[active])
+        return y
     else:
         active = active & (c.status == 0)
         return np.where(active, np.asarray(c.values, dtype=np.float64), np.nan)
@@ -358,7 +363,9 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
             )
         forbidden = (*c.info.codes, *c.info.spikes)
         low, low_open = value_support(p.choice.family)
-        if p.heaps is not None:  # the heap label, then the value snapped to it (heaps module)
+        if p.points is not None:  # the drawn level is a point of the bounded grid
+            values[obs] = p.points[v.astype(np.int64)]
+        elif p.heaps is not None:  # the heap label, then the value snapped to it (heaps module)
             heap_pp = p.part("heap")
             if heap_pp is not None:
                 k = heap_pp.part.sample(

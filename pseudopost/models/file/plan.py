@@ -17,8 +17,8 @@ each zero where the part is not active; DESIGN.md section 9):
 * ordinal, numeric: a status part ``k.status`` over the statuses its active records hold
   (omitted when there is one), then, for a numeric column with declared heaps, a heap part
   ``k.heap`` over the heap labels its observed values hold (:mod:`pseudopost.models.file.heaps`),
-  then a value part ``k.value`` (ordered logit, or the numeric family) on the active records
-  whose status is "observed".
+  then a value part ``k.value`` (ordered logit, the cumulative part over the points of a declared
+  bounded grid, or the numeric family) on the active records whose status is "observed".
 
 A record is active in k's parts unless a rule fixes k there. A part whose records hold one
 level only is omitted too (that level is then drawn with certainty).
@@ -55,6 +55,7 @@ __all__ = [
     "ColumnPlan",
     "FilePlan",
     "PartPlan",
+    "grid_points",
     "informative_inputs",
     "make_plan",
     "value_support",
@@ -122,6 +123,7 @@ class ColumnPlan:
     grid: Grid | None = None  # the declared grid its synthetic values are snapped to
     heaps: Heaps | None = None  # the declared heaps (a heap part, or heap_constant)
     heap_constant: int | None = None  # the one heap label of its observed values (no part)
+    points: np.ndarray | None = None  # a cumulative value part's levels: the grid's points
 
     @property
     def name(self) -> str:
@@ -170,7 +172,11 @@ class FilePlan:
                 if p.zeros:
                     reason += f"; {len(p.zeros)} structural zero(s)"
                 g = self.declarations.grid.get(c)
-                if g is not None:
+                if g is not None and p.points is not None:
+                    reason += (
+                        f"; its levels are the {p.points.size} points of the grid {g.describe()}"
+                    )
+                elif g is not None:
                     reason += (
                         f"; values snapped to the declared grid {g.describe()} (public; "
                         "post-processing)"
@@ -293,7 +299,7 @@ def _selected(names: list[str], X: np.ndarray, active: np.ndarray):
 
 
 def _column_parts(
-    col, choice, design, X, active, masked, heaps=None
+    col, choice, design, X, active, masked, heaps=None, points=None
 ) -> tuple[tuple, int | None, int | None, int | None]:
     """The parts of one column (module docstring) given its design ``X`` on the real records,
     its constant level or status, its constant ordinal value and its constant heap label."""
@@ -337,7 +343,8 @@ def _column_parts(
             value_constant = int(held[0])
     elif observed.any():
         inputs, preds, left = _selected(names, X, observed)
-        part = make_part(choice.family, name, preds, name=f"{name}.value")
+        options = {} if points is None else {"n_levels": int(points.size)}
+        part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
         parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
     return tuple(parts), constant, value_constant, heap_constant
 
@@ -376,8 +383,10 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         conditioned = inputs_known and (
             c not in decl.predictor_matrix or bool(decl.predictor_matrix[c])
         )
+        bounded = c in decl.grid and decl.grid[c].bounds is not None
         ch = choose(s, c, declared=decl.models.get(c, "auto"), codes=codes, spikes=spikes,
-                    conditioned=conditioned, max_levels=decl.max_levels)  # fmt: skip
+                    conditioned=conditioned, max_levels=decl.max_levels,
+                    bounded_grid=bounded)  # fmt: skip
         col = encode(s, c, position[c], codes=codes, spikes=ch.spikes,
                      categorical=ch.categorical or ch.ordered, ordered=ch.ordered)  # fmt: skip
         if c in order:
@@ -400,7 +409,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     fixed = {c: fixed_records(rules.get(c, ()), frame) for c in order}
     for c in order:  # the value families' support, before the designs' transforms
         ch, col = choices[c], encoded[c]
-        if ch.family is not None:
+        if ch.family is not None and ch.family != "cumulative":  # bounds: _check_grids
             observed = ~fixed[c] & (col.status == 0)
             part = make_part(ch.family, c, name=f"{c}.value")
             _check_support(part, np.where(observed, col.values, np.nan), observed, c)
@@ -422,8 +431,9 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         )
         X = design.matrix(states, len(frame))
         heaps = Heaps(grids[c], decl.heaps[c]) if c in decl.heaps and c in grids else None
+        points = grid_points(grids[c], encoded[c]) if choices[c].family == "cumulative" else None
         parts, constant, value_constant, heap_constant = _column_parts(
-            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps
+            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points
         )
         del X
         mask = None
@@ -433,7 +443,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
                        fixed[c], parts, constant, value_constant, mask, grids.get(c), heaps,
-                       heap_constant)
+                       heap_constant, points)
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -481,6 +491,22 @@ def _check_grids(decl: Declarations, encoded, choices, order) -> dict[str, Grid]
                 f"the column {why}: declare an integer step and origin (its values are integers)."
             )
         x = np.asarray(col.values, dtype=np.float64)[col.status == 0]
+        if g.bounds is not None:
+            out_of = (x < g.bounds[0]) | (x > g.bounds[1])
+            if out_of.any():
+                raise ValueError(
+                    f"Column {c!r} holds the value {float(x[out_of][0]):g}, outside the bounds "
+                    f"[{g.bounds[0]:g}, {g.bounds[1]:g}] of its declared grid; correct the "
+                    f"bounds (the column's public range) or the value."
+                )
+        if ch.family == "cumulative":
+            if c in decl.heaps:
+                raise ValueError(
+                    f"Column {c!r} declares heaps, but its model (grid_ordinal) gives every point "
+                    f"of its bounded grid its own probability, heaps included; drop the heaps "
+                    f"or declare a numeric model."
+                )
+            grid_points(g, col)  # too many or too few points: an error before fitting
         off = g.share_off(x)
         if off > 0:
             warnings.warn(
@@ -497,6 +523,15 @@ def _check_grids(decl: Declarations, encoded, choices, order) -> dict[str, Grid]
                 f"drawn as they are); heaps need a numeric value family (declare its model)."
             )
     return out
+
+
+def grid_points(g: Grid, col: EncodedColumn) -> np.ndarray:
+    """The levels of a cumulative value part: the points of the column's bounded grid that are
+    not its codes or spikes (:meth:`Grid.points`), errors naming the column."""
+    try:
+        return g.points(forbidden=(*col.info.codes, *col.info.spikes))
+    except ValueError as exc:
+        raise ValueError(f"Column {col.name!r}: {exc}") from None
 
 
 def _default_transform(ch: ColumnChoice) -> object:

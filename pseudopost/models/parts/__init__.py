@@ -9,6 +9,7 @@ family                              class                                ready m
 ``bernoulli``                       :class:`BernoulliPart`               LogisticRegression
 ``categorical`` (status parts too)  :class:`CategoricalPart`             CategoricalRegression
 ``ordinal``                         :class:`OrdinalPart`                 OrdinalRegression
+``cumulative`` (bounded grids)      :class:`CumulativePart`              (ordinal likelihood; CPM prior)
 ``normal``                          :class:`NormalPart`                  NormalRegression
 ``lognormal``                       :class:`LogNormalPart`               LogNormalRegression
 ``poisson``                         :class:`PoissonPart`                 PoissonRegression
@@ -35,6 +36,7 @@ from pseudopost.models.parts.base import (
 )
 from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
+from pseudopost.models.parts.cumulative import CumulativePart
 from pseudopost.models.parts.dirichlet_categorical import DirichletCategoricalPart
 from pseudopost.models.parts.grouped import GroupedData
 from pseudopost.models.parts.lognormal import LogNormalPart
@@ -52,6 +54,7 @@ __all__ = [
     "SEP",
     "BernoulliPart",
     "CategoricalPart",
+    "CumulativePart",
     "DirichletCategoricalPart",
     "Encoded",
     "GroupedData",
@@ -80,6 +83,7 @@ FAMILIES: dict[str, type[Part]] = {
         BernoulliPart,
         CategoricalPart,
         OrdinalPart,
+        CumulativePart,
         NormalPart,
         LogNormalPart,
         PoissonPart,

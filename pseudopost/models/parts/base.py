@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
-_TRANSFORMS = ("none", "log", "ordered", "simplex")
+_TRANSFORMS = ("none", "log", "ordered", "ordered_mid", "simplex")
 #: statistics keyed by design row (first axis aligned with ``rows``)
 ROW_FIELDS = ("w", "wy", "counts")
 #: statistics keyed by distinct outcome value (aligned with ``values``)
@@ -258,6 +258,11 @@ class Param:
         return a / a.sum()
 
     # -- transforms ----------------------------------------------------------------------
+    @property
+    def anchor(self) -> int:
+        """The free coordinate that is a cutpoint itself under ``ordered_mid`` (the middle)."""
+        return (self.size - 1) // 2
+
     def backward(self, x: np.ndarray) -> np.ndarray:
         """Constrained value from the unconstrained ``x`` (..., free_size)."""
         lead = x.shape[:-1]
@@ -265,6 +270,12 @@ class Param:
             v = np.exp(x)
         elif self.transform == "ordered":
             v = np.cumsum(np.concatenate([x[..., :1], np.exp(x[..., 1:])], axis=-1), axis=-1)
+        elif self.transform == "ordered_mid":
+            a = self.anchor
+            e = np.exp(x)
+            up = x[..., a : a + 1] + np.cumsum(e[..., a + 1 :], axis=-1)
+            down = x[..., a : a + 1] - np.cumsum(e[..., :a][..., ::-1], axis=-1)[..., ::-1]
+            v = np.concatenate([down, x[..., a : a + 1], up], axis=-1)
         elif self.transform == "simplex":
             z = np.concatenate([x, -x.sum(axis=-1, keepdims=True)], axis=-1)
             v = special.softmax(z, axis=-1)
@@ -282,6 +293,10 @@ class Param:
                 return np.log(v)
             if self.transform == "ordered":
                 return np.concatenate([v[..., :1], np.log(np.diff(v, axis=-1))], axis=-1)
+            if self.transform == "ordered_mid":
+                a = self.anchor
+                gaps = np.log(np.diff(v, axis=-1))  # gap k: c_{k+1} - c_k
+                return np.concatenate([gaps[..., :a], v[..., a : a + 1], gaps[..., a:]], axis=-1)
             if self.transform == "simplex":
                 lv = np.log(v)
                 return lv[..., :-1] - lv.mean(axis=-1, keepdims=True)
@@ -323,6 +338,16 @@ class Param:
             out = tail.copy()
             out[1:] = np.exp(x[1:]) * tail[1:] + 1.0
             return float(x[1:].sum()), out
+        if self.transform == "ordered_mid":
+            a = self.anchor
+            e = np.exp(x)
+            out = np.empty_like(g)
+            out[a] = g.sum()
+            above = np.cumsum(g[::-1])[::-1]  # sum_{j >= i} dL/dc_j
+            below = np.cumsum(g)  # sum_{j <= i} dL/dc_j
+            out[a + 1 :] = e[a + 1 :] * above[a + 1 :] + 1.0
+            out[:a] = -e[:a] * below[:a] + 1.0
+            return float(x.sum() - x[a]), out
         if self.transform == "simplex":
             p = v.reshape(-1)
             k = p.size
@@ -465,10 +490,12 @@ class Layout:
 
         :math:`J = \partial v/\partial x`. Transforms: none (:math:`J = I`), ``log``
         (:math:`v = e^x`: :math:`J = \mathrm{diag}(e^x)`, :math:`\nabla^2 v_k = e^{x_k}` on
-        the diagonal) and ``ordered`` (:math:`c_k = x_0 + \sum_{1 \le i \le k} e^{x_i}`:
+        the diagonal), ``ordered`` (:math:`c_k = x_0 + \sum_{1 \le i \le k} e^{x_i}`:
         :math:`J_{k0} = 1`, :math:`J_{ki} = e^{x_i}` for :math:`1 \le i \le k`, and
-        :math:`\partial^2 c_k / \partial x_i^2 = e^{x_i}` for :math:`1 \le i \le k`); both
-        log-Jacobians are linear in x. Priors: normal (:math:`-1/s^2`), half-normal
+        :math:`\partial^2 c_k / \partial x_i^2 = e^{x_i}` for :math:`1 \le i \le k`) and
+        ``ordered_mid`` (anchored at the middle a: :math:`c_a = x_a`, :math:`c_k = c_a +
+        \sum_{a < i \le k} e^{x_i}` above, :math:`c_k = c_a - \sum_{k \le i < a} e^{x_i}`
+        below; the same terms with signs); all log-Jacobians are linear in x. Priors: normal (:math:`-1/s^2`), half-normal
         (:math:`-1/s^2`), gamma (:math:`-(a-1)/v^2`), all diagonal. Simplex parameters raise
         ``NotImplementedError``.
         """
@@ -503,6 +530,22 @@ class Layout:
                 identity = False
                 jac[idx, idx] = v
                 second[idx] = v * g
+            elif p.transform == "ordered_mid":  # gaps hang off the middle cutpoint
+                identity = False
+                a, m = p.anchor, xs.size
+                e = np.exp(xs)
+                rows = np.arange(m)[:, None]
+                cols = np.arange(m)[None, :]
+                block = np.where((cols > a) & (rows >= cols), e[None, :], 0.0)
+                block = block - np.where((cols < a) & (rows <= cols), e[None, :], 0.0)
+                block[:, a] = 1.0
+                jac[sl, sl] = block
+                above = np.cumsum(g[::-1])[::-1]
+                below = np.cumsum(g)
+                sec = np.zeros(m)
+                sec[a + 1 :] = e[a + 1 :] * above[a + 1 :]
+                sec[:a] = -e[:a] * below[:a]
+                second[idx] = sec
             else:  # ordered
                 identity = False
                 e = np.exp(xs)

@@ -32,6 +32,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     knots = [10, 20, 40]              # public spline knots (original scale)
     predictors = ["age", "sex"]       # its row of the predictor matrix
     grid = {step = 0.01, digits = 2}  # public recording precision (synthetic values snapped)
+    # grid = {step = 1, bounds = [0, 99]}  # with a public range: modelled over its points
     heaps = [100, 50]                 # multiples of the grid step where answers heap
 
     [sampling]

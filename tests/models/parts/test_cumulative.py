@@ -1,0 +1,162 @@
+"""The cumulative part (ordered logit over a bounded grid's points): its weighted log density
+and gradient against an ungrouped SciPy computation with its own prior, its exact Hessian against
+differences of its gradient, per-record log-likelihood against SciPy, sparse statistics that add
+over blocks, and synthesis by bisection equal to the ordinal part's inversion."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+from pseudopost.models.parts import CumulativePart, PartData, make_part
+
+K, N = 9, 300
+
+
+@pytest.fixture(scope="module")
+def case():
+    rng = np.random.default_rng(21)
+    X = np.column_stack([rng.integers(0, 3, N), np.round(rng.normal(size=N), 1)]).astype(float)
+    y = np.clip(np.rint(rng.logistic(size=N) * 1.5 + 4 + X @ [0.8, -0.6]), 0, K - 1)
+    y[y == 2] = 3  # an empty inner level
+    y[y == K - 1] = K - 2  # and an empty top level
+    active = rng.random(N) < 0.8
+    w = rng.uniform(0, 1, N)
+    w[rng.random(N) < 0.1] = 0.0
+    part = make_part("cumulative", "y", ["a", "b"], n_levels=K, fused=False)
+    data = PartData(np.where(active, y, np.nan), np.where(active[:, None], X, np.nan), active)
+    return part, data, w
+
+
+def _scipy_loglik(params, y, X):
+    c = np.concatenate([[-np.inf], params["cutpoints"], [np.inf]])
+    eta = X @ params["beta"]
+    k = y.astype(int)
+    return np.log(stats.logistic.cdf(c[k + 1] - eta) - stats.logistic.cdf(c[k] - eta))
+
+
+def _scipy_density(part, data, w, x):
+    v = part.layout.unpack(x)
+    act = data.active
+    ll = w[act] @ _scipy_loglik(v, data.y[act], data.X[act])
+    s = part.prior_scale
+    centres = special.logit(np.arange(1, K) / K)  # equal probabilities of the K points
+    prior = stats.norm.logpdf(v["cutpoints"], centres, part.cut_scale * s).sum()
+    prior += stats.norm.logpdf(v["beta"], 0, s).sum()
+    a = (K - 2) // 2  # the anchor: the middle cutpoint is free, the gaps hang off it
+    return ll + prior + x[: K - 1].sum() - x[a]  # the log-Jacobian of the gaps
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["numpy", "numba"])
+def test_density_and_gradient_equal_scipy_ungrouped(case, fused):
+    part, data, w = case
+    assert isinstance(part, CumulativePart) and part.layout.size == K - 1 + 2
+    part = make_part("cumulative", "y", ["a", "b"], n_levels=K, fused=fused)
+    density = part.log_density(part.statistics(data, w))
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        x = part.initial_point(0) + rng.normal(scale=0.5, size=part.layout.size)
+        v, g = density.logp_grad(x)
+        assert v == pytest.approx(_scipy_density(part, data, w, x), rel=1e-12, abs=1e-9)
+        num = np.array([(_scipy_density(part, data, w, x + h) - _scipy_density(part, data, w, x - h))
+                        / 2e-6 for h in 1e-6 * np.eye(x.size)])  # fmt: skip
+        np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-5)
+
+
+def test_exact_hessian_equals_differences_of_the_gradient(case):
+    part, data, w = case
+    density = part.log_density(part.statistics(data, w))
+    x = part.initial_point(0) + np.random.default_rng(3).normal(scale=0.4, size=part.layout.size)
+    H = density.hessian(x)
+    h = 1e-6
+    num = np.array([(density.logp_grad(x + e)[1] - density.logp_grad(x - e)[1]) / (2 * h)
+                    for e in h * np.eye(x.size)])  # fmt: skip
+    np.testing.assert_allclose(H, H.T, atol=1e-9)
+    np.testing.assert_allclose(H, num, rtol=1e-5, atol=1e-5)
+
+
+def test_likelihood_is_the_ordinal_parts(case):
+    """Same likelihood and gradient as the ordinal part (dense statistics), other prior."""
+    part, data, w = case
+    ordinal = make_part("ordinal", "y", ["a", "b"], n_levels=K)
+    a, b = part.statistics(data, w).arrays, ordinal.statistics(data, w).arrays
+    values = part.layout.unpack(part.initial_point(0) + 0.3)
+    lb, gb = ordinal._loglik_grad(values, b)
+    numba = make_part("cumulative", "y", ["a", "b"], n_levels=K, fused=True)
+    for p in (part, numba):
+        la, ga = p._loglik_grad(values, a)
+        assert la == pytest.approx(lb, rel=1e-13)
+        for k in ga:
+            np.testing.assert_allclose(ga[k], gb[k], rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(part._loglik_hess(values, a), ordinal._loglik_hess(values, b),
+                               rtol=1e-11, atol=1e-11)  # fmt: skip
+
+
+def test_per_record_loglik_equals_scipy(case):
+    part, data, _ = case
+    rng = np.random.default_rng(4)
+    x = part.initial_point(0) + rng.normal(scale=0.3, size=(4, part.layout.size))
+    draws = part.layout.unpack(x)
+    F = part.loglik(draws, data)
+    act = data.active
+    for m in range(4):
+        v = {k: d[m] for k, d in draws.items()}
+        np.testing.assert_allclose(F[m, act], _scipy_loglik(v, data.y[act], data.X[act]),
+                                   rtol=1e-11)  # fmt: skip
+        assert (F[m, ~act] == 0).all()
+
+
+def test_sparse_statistics_add_and_follow_the_keys(case):
+    part, data, w = case
+    whole = part.statistics(data, w).arrays
+    half = N // 2
+    parts = [part.statistics(data.take(s), w[s]) for s in (slice(0, half), slice(half, N))]
+    merged = (parts[0] + parts[1]).arrays
+    np.testing.assert_array_equal(merged["rows"], whole["rows"])
+    np.testing.assert_allclose(merged["w"], whole["w"], rtol=1e-13)
+    keep = data.active & (w > 0)
+    keys = np.unique(np.column_stack([data.X[keep], data.y[keep]]), axis=0)
+    assert whole["rows"].shape == (keys.shape[0], part.p + 1)  # one row per (design row, point)
+    assert whole["w"].sum() == pytest.approx(w[keep].sum())
+
+
+def test_sample_is_the_ordinal_inversion_and_recovers_the_distribution(case):
+    part, _, _ = case
+    ordinal = make_part("ordinal", "y", ["a", "b"], n_levels=K)
+    rng = np.random.default_rng(5)
+    params = part.layout.unpack(
+        part.initial_point(0) + rng.normal(scale=0.3, size=part.layout.size)
+    )
+    n = 40_000
+    X = np.column_stack([np.ones(n), np.zeros(n)])
+    u = rng.uniform(size=n)
+    got = part.sample(params, X, u)
+    np.testing.assert_array_equal(got, ordinal.sample(params, X, u))
+    p = np.exp(_scipy_loglik(params, np.arange(K, dtype=float), np.ones((K, 1)) * [1.0, 0.0]))
+    share = np.bincount(got.astype(int), minlength=K) / n
+    assert np.all(np.abs(share - p) <= 4 * np.sqrt(p * (1 - p) / n) + 1e-4), (share, p)
+
+
+def test_cutpoints_hang_off_the_middle():
+    """``ordered_mid``: the middle free coordinate is a cutpoint, the others log-gaps away from
+    it (so the tails' gaps do not move the cutpoints the data hold); round trip."""
+    part = make_part("cumulative", "y", (), n_levels=8)
+    prm = part.layout["cutpoints"]
+    assert prm.transform == "ordered_mid" and prm.anchor == 3
+    x = np.array([0.1, -0.2, 0.3, 1.5, 0.0, -1.0, 0.2])
+    c = prm.backward(x)
+    e = np.exp(x)
+    expected = [1.5 - e[0] - e[1] - e[2], 1.5 - e[1] - e[2], 1.5 - e[2], 1.5,
+                1.5 + e[4], 1.5 + e[4] + e[5], 1.5 + e[4] + e[5] + e[6]]  # fmt: skip
+    np.testing.assert_allclose(c, expected, rtol=1e-14)
+    np.testing.assert_allclose(prm.forward(c), x, rtol=1e-12, atol=1e-12)
+
+
+def test_prior_centres_span_log_k_whatever_k():
+    for k in (3, 50, 2000):
+        c = make_part("cumulative", "y", (), n_levels=k).centres
+        assert c.size == k - 1 and np.all(np.diff(c) > 0)
+        assert c[-1] == pytest.approx(np.log(k - 1)) and c[0] == pytest.approx(-c[-1])
+    with pytest.raises(NotImplementedError, match="no ready model"):
+        make_part("cumulative", "y", (), n_levels=3).ready_model()
