@@ -21,7 +21,10 @@ Recording precision: a declared ``grid`` per numeric column (heights in whole in
 metres to 2 decimals) snaps the synthetic values to the grid the real ones are recorded on, a
 public fact and post-processing (:mod:`pseudopost.models.file.grid`); declared ``heaps``
 (weights heaped at multiples of 5 and 10 lb) add a heap part per column
-(:mod:`pseudopost.models.file.heaps`).
+(:mod:`pseudopost.models.file.heaps`). A grid with public ``bounds`` (the survey's edit range)
+leaves the column finitely many values, and it is then modelled over them by default
+(``grid_ordinal``: an ordered logit over the grid's points, :mod:`pseudopost.models.parts.
+cumulative`), which follows any marginal shape, heaping included.
 
 Flexibility (see :mod:`pseudopost.models.file.design`): ``knots`` add linear-spline terms of a
 continuous predictor at public knots and ``interactions`` the products of two categorical
@@ -242,7 +245,10 @@ def synthesize(
         ``{"digits": d}`` alone. Synthetic observed values are snapped to the nearest grid
         point inside the column's support (codes and spikes untouched): post-processing of the
         posterior draws, at no privacy cost (:mod:`pseudopost.models.file.grid`). A warning
-        names a column whose real observed values are not all on its grid.
+        names a column whose real observed values are not all on its grid. With
+        ``"bounds": [low, high]`` (a public range; a real value outside it is an error) the
+        column is modelled by default over the grid's points in it (``grid_ordinal``, at most
+        5,000 points); declare another model in ``models`` to keep a numeric family.
     heaps
         Column -> multiples of its grid step where answers heap (digit preference), e.g.
         ``{"weight": [10, 5]}``: the column gains a heap part, a categorical over "multiple of

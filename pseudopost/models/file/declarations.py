@@ -179,7 +179,8 @@ class Declarations:
     structural_zeros : tuple of StructuralZero
     grid : dict
         Column -> :class:`~pseudopost.models.file.grid.Grid`: the public recording precision
-        of a numeric column; synthetic values are snapped to it (post-processing).
+        of a numeric column; synthetic values are snapped to it (post-processing). With
+        bounds, the column is modelled over the grid's points by default (``grid_ordinal``).
     heaps : dict
         Column -> multiples of its grid step where values heap, coarsest first (``(10, 5)``).
     max_levels : int
