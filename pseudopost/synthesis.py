@@ -189,6 +189,7 @@ def synthesize(
     codebook: Codebook | None = None,
     grid: Mapping[str, Mapping[str, float]] | None = None,
     heaps: Mapping[str, Sequence[int]] | None = None,
+    bins: Mapping[str, Sequence[float]] | None = None,
     max_levels: int = 10,
     m: int = 1,
     scale: float = 1.0,
@@ -255,6 +256,12 @@ def synthesize(
         10 steps", "multiple of 5 steps" and "off the heaps" on its observed records, and each
         synthetic value is snapped to the grid points of its drawn heap
         (:mod:`pseudopost.models.file.heaps`). Needs the column's ``grid``.
+    bins
+        Column -> public bin edges, e.g. ``{"fnlwgt": np.geomspace(1e4, 1.5e6, 201).tolist()}``:
+        the column's observed values are modelled by a histogram density (``binned``: an
+        ordered logit over the bins on the earlier columns, uniform inside each bin,
+        :mod:`pseudopost.models.file.bins`), which follows any shape at the bins' resolution.
+        Real observed values must lie within the edges.
     max_levels
         Numbers with at most this many distinct observed integer values are categorical.
     m
@@ -308,6 +315,7 @@ def synthesize(
         codebook=codebook,
         grid=grid,
         heaps=heaps,
+        bins=bins,
         max_levels=max_levels,
     )
     mechanism = PseudoPosterior(

@@ -134,6 +134,15 @@ def test_spec_errors_name_the_declaration(tmp_path):
     (tmp_path / "d.toml").write_text(bad_grid)
     with pytest.raises(SpecError, match=r"'wage': A grid's 'step' must be a finite number > 0"):
         load_spec(tmp_path / "d.toml")
+    bad_bins = SPEC.format(data="survey.csv").replace("knots = [30, 50]", "bins = [30, 20, 90]")
+    (tmp_path / "e.toml").write_text(bad_bins)
+    with pytest.raises(SpecError, match=r"bins of column 'age' must be at least 3 finite"):
+        load_spec(tmp_path / "e.toml")
+    bounded = SPEC.format(data="survey.csv").replace(
+        "knots = [30, 50]", "grid = {step = 1, bounds = [10, 90]}"
+    )
+    (tmp_path / "f.toml").write_text(bounded)
+    assert load_spec(tmp_path / "f.toml").settings.declarations["grid"]["age"]["bounds"] == [10, 90]
     contradicted = SPEC.format(data="survey.csv").replace(
         "wage is missing when employed == 'no'", "wage is missing when employed == 'yes'"
     )

@@ -17,6 +17,9 @@ model                                  parts
 ``hurdle_count``                       a spike at 0 + zero-truncated negative binomial
 ``grid_ordinal``                       status (if any) + the cumulative part: an ordered logit over
                                        the points of the column's declared bounded grid
+``binned``                             status (if any) + the binned part: a histogram density over
+                                       the column's declared bins (:mod:`~pseudopost.models.file.
+                                       bins`), its default when bins are declared
 =====================================  ===========================================================
 
 ``grid_ordinal`` is the default of a numeric column whose declared grid has ``bounds``: its
@@ -52,6 +55,7 @@ VALUE_FAMILIES = {
     "hurdle_lognormal": "lognormal",
     "hurdle_count": "zero_truncated_negative_binomial",
     "grid_ordinal": "cumulative",
+    "binned": "binned",
 }
 _CATEGORICAL = ("categorical", "logistic", "dirichlet_categorical")
 
@@ -107,9 +111,10 @@ def choose(
     conditioned: bool = True,
     max_levels: int = 10,
     bounded_grid: bool = False,
+    binned: bool = False,
 ) -> ColumnChoice:
     """The model of column ``name`` (module docstring); ``declared`` a registry name or auto;
-    ``bounded_grid``: the column declares a grid with bounds.
+    ``bounded_grid``: the column declares a grid with bounds; ``binned``: it declares bins.
 
     Raises
     ------
@@ -157,8 +162,16 @@ def choose(
             f"The model 'grid_ordinal' of column {name!r} needs a declared grid with bounds, "
             f"e.g. grid={{{name!r}: {{'step': 1, 'bounds': [0, 99]}}}}."
         )
+    if declared == "binned" and not binned:
+        raise ValueError(
+            f"The model 'binned' of column {name!r} needs declared bins, e.g. "
+            f"bins={{{name!r}: [0, 10, 100, 1000]}}."
+        )
     if declared != "auto":
         model, detected, reason = declared, "declared", "given by the user"
+    elif binned:
+        model, detected = "binned", "declared bins"
+        reason = "a histogram density over the declared bins"
     elif bounded_grid:
         model, detected = "grid_ordinal", "on a bounded grid"
         reason = "values on the declared bounded grid: ordered logit over its points"

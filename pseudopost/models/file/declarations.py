@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pseudopost.formats import Codebook
+from pseudopost.models.file.bins import Bins
 from pseudopost.models.file.grid import Grid
 from pseudopost.models.file.heaps import parse_heaps
 from pseudopost.models.registry import MODEL_NAMES
@@ -37,8 +38,9 @@ AUTO = "auto"
 TRANSFORMS = ("log", "log1p", "identity")
 _NO_PART = frozenset({"mixture"})  # registry models without a column part
 #: model names a whole-file column accepts (the registry's names less those without a part,
-#: and ``grid_ordinal``: the cumulative part over a bounded grid's points)
-FILE_MODELS = (*sorted((set(MODEL_NAMES) - _NO_PART) | {"grid_ordinal"}), AUTO)
+#: ``grid_ordinal``: the cumulative part over a bounded grid's points, and ``binned``: the binned
+#: part over declared bins)
+FILE_MODELS = (*sorted((set(MODEL_NAMES) - _NO_PART) | {"grid_ordinal", "binned"}), AUTO)
 
 
 def _names(value: object, argument: str) -> tuple[str, ...]:
@@ -183,6 +185,9 @@ class Declarations:
         bounds, the column is modelled over the grid's points by default (``grid_ordinal``).
     heaps : dict
         Column -> multiples of its grid step where values heap, coarsest first (``(10, 5)``).
+    bins : dict
+        Column -> :class:`~pseudopost.models.file.bins.Bins`: public bin edges; the column is
+        modelled by the binned part by default (a histogram density, ``binned``).
     max_levels : int
         A numeric column with at most this many distinct observed integer values is modelled as
         categorical (:func:`~pseudopost.models.registry.choose_model`'s ``max_levels``).
@@ -202,6 +207,7 @@ class Declarations:
     structural_zeros: tuple = ()
     grid: dict = field(default_factory=dict)
     heaps: dict = field(default_factory=dict)
+    bins: dict = field(default_factory=dict)
     max_levels: int = 10
 
     @classmethod
@@ -223,6 +229,7 @@ class Declarations:
         codebook: Codebook | None = None,
         grid: Mapping[str, Mapping | Grid] | None = None,
         heaps: Mapping[str, Sequence[int]] | None = None,
+        bins: Mapping[str, Sequence[float]] | None = None,
         max_levels: int = 10,
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
@@ -284,6 +291,14 @@ class Declarations:
                 f"'heaps' are multiples of a column's grid step; column(s) {no_grid} declare "
                 f"heaps but no 'grid'."
             )
+        bins_d = {c: Bins.parse(b, c) for c, b in _mapping(bins, "bins").items()}
+        both = sorted(c for c in bins_d if c in heaps_d or (c in grids and grids[c].bounds))
+        if both:
+            raise ValueError(
+                f"Column(s) {both} declare bins and heaps or a bounded grid; the bins' "
+                f"probabilities already follow heaping, and a bounded grid is its own model: "
+                f"declare one."
+            )
         if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
             raise ValueError(f"'max_levels' must be an integer >= 2. Got {max_levels!r}.")
         return cls(
@@ -301,6 +316,7 @@ class Declarations:
             structural_zeros=zeros_t,
             grid=grids,
             heaps=heaps_d,
+            bins=bins_d,
             max_levels=max_levels,
         )
 
@@ -319,6 +335,7 @@ class Declarations:
             "interactions": [c for pair in self.interactions for c in pair],
             "grid": list(self.grid),
             "heaps": list(self.heaps),
+            "bins": list(self.bins),
         }
         if self.order is not None:
             out["order"] = list(self.order)

@@ -246,6 +246,11 @@ def _part_outcome(p: ColumnPlan, pp: PartPlan) -> np.ndarray:
     elif c.ordered:
         key = c.level_codes(c.status, c.values)
         active = active & (c.status == 0)
+    elif p.bins is not None:  # binned part: the bin of each value
+        active = active & (c.status == 0)
+        y = np.full(c.n, np.nan)
+        y[active] = p.bins.index(np.asarray(c.values, dtype=np.float64)[active])
+        return y
     elif p.points is not None:  # cumulative part: the index of the nearest grid point
         active = active & (c.status == 0)
         y = np.full(c.n, np.nan)
@@ -363,6 +368,8 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
             )
         forbidden = (*c.info.codes, *c.info.spikes)
         low, low_open = value_support(p.choice.family)
+        if p.bins is not None:  # the drawn bin, then a uniform position in it (bins module)
+            v = p.bins.draw(v.astype(np.int64), u[obs, 2])
         if p.points is not None:  # the drawn level is a point of the bounded grid
             values[obs] = p.points[v.astype(np.int64)]
         elif p.heaps is not None:  # the heap label, then the value snapped to it (heaps module)

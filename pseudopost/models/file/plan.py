@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pseudopost.models.file.bins import Bins
 from pseudopost.models.file.choice import ColumnChoice, choose
 from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
 from pseudopost.models.file.declarations import Declarations
@@ -124,6 +125,7 @@ class ColumnPlan:
     heaps: Heaps | None = None  # the declared heaps (a heap part, or heap_constant)
     heap_constant: int | None = None  # the one heap label of its observed values (no part)
     points: np.ndarray | None = None  # a cumulative value part's levels: the grid's points
+    bins: Bins | None = None  # a binned value part's declared bins
 
     @property
     def name(self) -> str:
@@ -172,6 +174,8 @@ class FilePlan:
                 if p.zeros:
                     reason += f"; {len(p.zeros)} structural zero(s)"
                 g = self.declarations.grid.get(c)
+                if p.bins is not None:
+                    reason += f"; {p.bins.describe()} (declared)"
                 if g is not None and p.points is not None:
                     reason += (
                         f"; its levels are the {p.points.size} points of the grid {g.describe()}"
@@ -299,7 +303,7 @@ def _selected(names: list[str], X: np.ndarray, active: np.ndarray):
 
 
 def _column_parts(
-    col, choice, design, X, active, masked, heaps=None, points=None
+    col, choice, design, X, active, masked, heaps=None, points=None, bins=None
 ) -> tuple[tuple, int | None, int | None, int | None]:
     """The parts of one column (module docstring) given its design ``X`` on the real records,
     its constant level or status, its constant ordinal value and its constant heap label."""
@@ -344,6 +348,8 @@ def _column_parts(
     elif observed.any():
         inputs, preds, left = _selected(names, X, observed)
         options = {} if points is None else {"n_levels": int(points.size)}
+        if bins is not None and choice.family == "binned":
+            options = {"n_levels": bins.n_bins, "log_widths": bins.log_widths}
         part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
         parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
     return tuple(parts), constant, value_constant, heap_constant
@@ -386,7 +392,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         bounded = c in decl.grid and decl.grid[c].bounds is not None
         ch = choose(s, c, declared=decl.models.get(c, "auto"), codes=codes, spikes=spikes,
                     conditioned=conditioned, max_levels=decl.max_levels,
-                    bounded_grid=bounded)  # fmt: skip
+                    bounded_grid=bounded, binned=c in decl.bins)  # fmt: skip
         col = encode(s, c, position[c], codes=codes, spikes=ch.spikes,
                      categorical=ch.categorical or ch.ordered, ordered=ch.ordered)  # fmt: skip
         if c in order:
@@ -403,13 +409,14 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
                 raise ValueError(f"The interaction ({a!r}, {b!r}) names the dropped column {x!r}.")
 
     grids = _check_grids(decl, encoded, choices, order)
+    _check_bins(decl, encoded, choices, order)
     rules = check_rules(decl.rules, frame, visit, decl.drop)
     one_part = {c: choices[c].categorical for c in order}
     zeros = check_zeros(decl.structural_zeros, frame, visit, decl.drop, one_part)
     fixed = {c: fixed_records(rules.get(c, ()), frame) for c in order}
     for c in order:  # the value families' support, before the designs' transforms
         ch, col = choices[c], encoded[c]
-        if ch.family is not None and ch.family != "cumulative":  # bounds: _check_grids
+        if ch.family is not None and ch.family not in ("cumulative", "binned"):  # _check_grids
             observed = ~fixed[c] & (col.status == 0)
             part = make_part(ch.family, c, name=f"{c}.value")
             _check_support(part, np.where(observed, col.values, np.nan), observed, c)
@@ -432,8 +439,9 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         X = design.matrix(states, len(frame))
         heaps = Heaps(grids[c], decl.heaps[c]) if c in decl.heaps and c in grids else None
         points = grid_points(grids[c], encoded[c]) if choices[c].family == "cumulative" else None
+        bins = decl.bins.get(c) if choices[c].family == "binned" else None
         parts, constant, value_constant, heap_constant = _column_parts(
-            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points
+            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins
         )
         del X
         mask = None
@@ -443,7 +451,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
                        fixed[c], parts, constant, value_constant, mask, grids.get(c), heaps,
-                       heap_constant, points)
+                       heap_constant, points, bins)
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})
@@ -523,6 +531,32 @@ def _check_grids(decl: Declarations, encoded, choices, order) -> dict[str, Grid]
                 f"drawn as they are); heaps need a numeric value family (declare its model)."
             )
     return out
+
+
+def _check_bins(decl: Declarations, encoded, choices, order) -> None:
+    """Declared bins: synthesized numeric columns only, every real observed value within the
+    edges, and the binned model (another declared model would ignore them)."""
+    for c, b in decl.bins.items():
+        if c not in order:
+            raise ValueError(f"Bins are declared for column {c!r}, which is not synthesized.")
+        col = encoded[c]
+        if not col.numeric or choices[c].family is None:
+            raise ValueError(
+                f"Bins are declared for column {c!r}, which is modelled {choices[c].model}; bins "
+                f"need a numeric column (declare its model 'binned')."
+            )
+        if choices[c].family != "binned":
+            raise ValueError(
+                f"Column {c!r} declares bins but its model is {choices[c].model!r}; declare "
+                f"'binned' or drop the bins."
+            )
+        x = np.asarray(col.values, dtype=np.float64)[col.status == 0]
+        out_of = (x < b.edges[0]) | (x > b.edges[-1])
+        if out_of.any():
+            raise ValueError(
+                f"Column {c!r} holds the value {float(x[out_of][0]):g}, outside its declared "
+                f"bins [{b.edges[0]:g}, {b.edges[-1]:g}]; widen the bins or correct the value."
+            )
 
 
 def grid_points(g: Grid, col: EncodedColumn) -> np.ndarray:

@@ -10,6 +10,7 @@ family                              class                                ready m
 ``categorical`` (status parts too)  :class:`CategoricalPart`             CategoricalRegression
 ``ordinal``                         :class:`OrdinalPart`                 OrdinalRegression
 ``cumulative`` (bounded grids)      :class:`CumulativePart`              (ordinal likelihood; CPM prior)
+``binned`` (declared bins)          :class:`BinnedPart`                  (cumulative over bins, uniform inside)
 ``normal``                          :class:`NormalPart`                  NormalRegression
 ``lognormal``                       :class:`LogNormalPart`               LogNormalRegression
 ``poisson``                         :class:`PoissonPart`                 PoissonRegression
@@ -36,7 +37,7 @@ from pseudopost.models.parts.base import (
 )
 from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
-from pseudopost.models.parts.cumulative import CumulativePart
+from pseudopost.models.parts.cumulative import BinnedPart, CumulativePart
 from pseudopost.models.parts.dirichlet_categorical import DirichletCategoricalPart
 from pseudopost.models.parts.grouped import GroupedData
 from pseudopost.models.parts.lognormal import LogNormalPart
@@ -53,6 +54,7 @@ __all__ = [
     "FAMILIES",
     "SEP",
     "BernoulliPart",
+    "BinnedPart",
     "CategoricalPart",
     "CumulativePart",
     "DirichletCategoricalPart",
@@ -84,6 +86,7 @@ FAMILIES: dict[str, type[Part]] = {
         CategoricalPart,
         OrdinalPart,
         CumulativePart,
+        BinnedPart,
         NormalPart,
         LogNormalPart,
         PoissonPart,

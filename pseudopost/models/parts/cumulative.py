@@ -61,7 +61,7 @@ from pseudopost.models.parts._math import expit, log1mexp, log_sigmoid
 from pseudopost.models.parts.base import Layout, Param, group_rows
 from pseudopost.models.parts.ordinal import OrdinalPart
 
-__all__ = ["FUSED_KEYS", "CumulativePart"]
+__all__ = ["FUSED_KEYS", "BinnedPart", "CumulativePart"]
 
 #: keys from which the log-likelihood and gradient run in one Numba pass
 FUSED_KEYS = 2_000
@@ -207,3 +207,43 @@ class CumulativePart(OrdinalPart):
             "The cumulative part has no ready model (its prior centres differ from the ordinal "
             "model's); its density is checked against the ordinal part's likelihood."
         )
+
+
+@dataclass(frozen=True)
+class BinnedPart(CumulativePart):
+    r"""A histogram density over public bins: the cumulative part over B declared bins
+    :math:`[e_j, e_{j+1})`, uniform inside each,
+
+    .. math::
+        f(y \mid z) = \frac{P(y \in [e_j, e_{j+1}) \mid z)}{e_{j+1} - e_j},
+        \qquad \log f = \log P(\text{bin}) - \log w_j,
+
+    with :math:`P(\text{bin})` the ordered logit of :class:`CumulativePart` (prior, sparse
+    statistics, gradient and Hessian unchanged: :math:`-\log w_j` is a constant of the data).
+    For near-continuous columns whose shape no parametric family follows (a survey's sampling
+    weight, amounts that take a few hundred values): the bins' probabilities are free, the
+    predictors shift them. Outcome: the bin's index; synthesis draws the bin, then a uniform
+    position in it (:mod:`pseudopost.models.file.plan`). ``log_widths``: :math:`\log w_j`.
+    """
+
+    log_widths: tuple = field(default=(), kw_only=True)
+
+    family = "binned"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        lw = np.asarray(self.log_widths, dtype=np.float64)
+        if lw.shape != (self.n_levels,) or not np.all(np.isfinite(lw)):
+            raise ValueError(
+                f"Part '{self.name}': 'log_widths' must hold {self.n_levels} finite numbers (one "
+                f"per bin). Got {self.log_widths!r}."
+            )
+
+    def _loglik_grad(self, values, arrays):
+        ll, grads = super()._loglik_grad(values, arrays)
+        lev = arrays["rows"][:, self.p].astype(np.int64)
+        return ll - float(arrays["w"] @ np.asarray(self.log_widths)[lev]), grads
+
+    def _key_table(self, params, rows, key_row, key_y):
+        table = super()._key_table(params, rows, key_row, key_y)
+        return table - np.asarray(self.log_widths)[key_y.astype(np.int64)]

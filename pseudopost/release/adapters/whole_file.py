@@ -34,6 +34,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     grid = {step = 0.01, digits = 2}  # public recording precision (synthetic values snapped)
     # grid = {step = 1, bounds = [0, 99]}  # with a public range: modelled over its points
     heaps = [100, 50]                 # multiples of the grid step where answers heap
+    # bins = [0, 10, 100, 1000]       # public bin edges: a histogram density (binned)
 
     [sampling]
     draws = 500
@@ -78,7 +79,9 @@ from pseudopost.release.schema import ReleaseSpec, Schema, fail
 
 __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
-_COLUMN_KEYS = ("model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps")
+_COLUMN_KEYS = (
+    "model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps", "bins",
+)  # fmt: skip
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
 
@@ -117,10 +120,8 @@ class WholeFileSettings:
 
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     """``[file.columns.X]`` tables -> the declarations' per-column mappings."""
-    out: dict[str, dict] = {
-        k: {}
-        for k in ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid", "heaps")
-    }
+    names = ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid", "heaps")
+    out: dict[str, dict] = {k: {} for k in (*names, "bins")}
     for col, table in columns.items():
         key = f"file.columns.{col}"
         if not isinstance(table, dict):
@@ -136,7 +137,7 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
                 raise fail(f"{key}.model", table["model"], "a model name", 'e.g. "lognormal".')
             out["models"][col] = table["model"]
         for name, target in (("codes", "missing_codes"), ("spikes", "spikes"), ("knots", "knots"),
-                             ("heaps", "heaps")):  # fmt: skip
+                             ("heaps", "heaps"), ("bins", "bins")):  # fmt: skip
             if name in table:
                 out[target][col] = _list(f"{key}.{name}", table[name])
         if "transform" in table:
@@ -227,6 +228,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 predictor_matrix=cols["pm"],
                 grid=cols["grid"],
                 heaps=cols["heaps"],
+                bins=cols["bins"],
                 max_levels=fil.get("max_levels", 10),
             )
         except (TypeError, ValueError) as exc:
@@ -491,6 +493,7 @@ def _declared(decl) -> dict[str, Any]:
         "structural_zeros": tuple(z.text for z in decl.structural_zeros),
         "grid": {c: g.to_dict() for c, g in decl.grid.items()},
         "heaps": {c: list(h) for c, h in decl.heaps.items()},
+        "bins": {c: list(b.edges) for c, b in decl.bins.items()},
         "max_levels": decl.max_levels,
     }
 
