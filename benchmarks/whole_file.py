@@ -70,21 +70,10 @@ FILES = {
                 "age": {"step": 1, "bounds": [17, 90]},
                 "hours-per-week": {"step": 1, "bounds": [1, 99]},
             },
-            # near-continuous columns as histogram densities over public, geometric bins: the
-            # CPS final weight within 10^4 to 1.5 x 10^6; capital gains (0 and the top code
-            # 99999 are spikes) within 100 to 10^5, capital losses (0 a spike) within 100 to
-            # 5,000
-            "bins": {
-                "fnlwgt": np.geomspace(1e4, 1.5e6, 201).tolist(),
-                "capital-gain": np.geomspace(100, 1e5, 121).tolist(),
-                "capital-loss": np.geomspace(100, 5000, 81).tolist(),
-            },
-            "spikes": {"capital-gain": [0, 99999], "capital-loss": [0]},
         },
         "note": "education-num fixed by 16 rules (its codebook); native-country conditioned "
         "on age, workclass, education and race; age (17-90) and hours-per-week (1-99) modelled "
-        "over their whole numbers (grid_ordinal); fnlwgt, capital-gain and capital-loss as "
-        "histogram densities over declared geometric bins (binned), 0 and 99999 spikes",
+        "over their whole numbers (grid_ordinal)",
     },
     "yrbss": {
         "load": lambda: pd.read_csv(_synthpop.DATA / "yrbss.csv"),
