@@ -50,7 +50,6 @@ risk step and the accountant use as for every part.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -58,7 +57,7 @@ from scipy import sparse, special
 
 from pseudopost.models.parts._fused import cumulative_loglik_grad, sparse_rows
 from pseudopost.models.parts._math import expit, log1mexp, log_sigmoid
-from pseudopost.models.parts.base import Layout, Param, group_rows
+from pseudopost.models.parts.base import group_rows
 from pseudopost.models.parts.ordinal import OrdinalPart
 
 __all__ = ["FUSED_KEYS", "BinnedPart", "CumulativePart"]
@@ -91,26 +90,12 @@ class CumulativePart(OrdinalPart):
 
     family = "cumulative"
     has_hessian = True
-    #: the cutpoints' prior sd, in multiples of ``prior_scale``
-    cut_scale: ClassVar[float] = 2.0
+    cut_transform: ClassVar[str] = "ordered_mid"  # the middle cutpoint, gaps hang off it
 
     @property
     def centres(self) -> np.ndarray:
         k = self.n_levels
         return special.logit(np.arange(1, k) / k)
-
-    @cached_property
-    def layout(self) -> Layout:
-        s, m = self.prior_scale, self.n_levels - 1
-        params = [
-            Param(
-                "cutpoints", (m,), "ordered_mid",
-                ("normal", tuple(self.centres.tolist()), self.cut_scale * s),
-            )
-        ]  # fmt: skip
-        if self.p:
-            params.append(Param("beta", (self.p,), prior=("normal", 0.0, s)))
-        return Layout(tuple(params))
 
     def _statistics(self, y, X, w) -> dict:
         rows, inv = group_rows(np.column_stack([X, y]))
@@ -188,11 +173,8 @@ class CumulativePart(OrdinalPart):
         return H
 
     def _key_table(self, params, rows, key_row, key_y):
-        cut = params["cutpoints"]  # (B, K-1)
-        eta = np.zeros((cut.shape[0], rows.shape[0]))
-        for j in range(self.p):  # no BLAS: block-invariant values (Part.eta_rows)
-            eta += params["beta"][:, j, None] * rows[:, j]
-        return _key_logp(cut, eta[:, key_row], key_y.astype(np.int64))
+        eta = self.eta_blocks(params, rows)
+        return _key_logp(params["cutpoints"], eta[:, key_row], key_y.astype(np.int64))
 
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -68,6 +69,9 @@ class OrdinalPart(Part):
 
     family = "ordinal"
     has_hessian = True
+    #: the cutpoints' transform and prior sd (in multiples of ``prior_scale``)
+    cut_transform: ClassVar[str] = "ordered"
+    cut_scale: ClassVar[float] = 2.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -88,9 +92,8 @@ class OrdinalPart(Part):
     @cached_property
     def layout(self) -> Layout:
         s, m = self.prior_scale, self.n_levels - 1
-        params = [
-            Param("cutpoints", (m,), "ordered", ("normal", tuple(self.centres.tolist()), 2.0 * s))
-        ]
+        prior = ("normal", tuple(self.centres.tolist()), self.cut_scale * s)
+        params = [Param("cutpoints", (m,), self.cut_transform, prior)]
         if self.p:
             params.append(Param("beta", (self.p,), prior=("normal", 0.0, s)))
         return Layout(tuple(params))
@@ -147,11 +150,17 @@ class OrdinalPart(Part):
             H[m:, m:] = -(rows.T @ (rows * V.sum(axis=1)[:, None]))
         return H
 
+    def eta_blocks(self, params, rows) -> np.ndarray:
+        """Linear predictor (B, U) of a block of draws without an intercept, predictor by
+        predictor (no BLAS: block-invariant values, as :meth:`Part.eta_rows`)."""
+        eta = np.zeros((params["cutpoints"].shape[0], rows.shape[0]))
+        for j in range(self.p):
+            eta += params["beta"][:, j, None] * rows[:, j]
+        return eta
+
     def _key_table(self, params, rows, key_row, key_y):
         cut = params["cutpoints"]  # (B, K-1)
-        eta = np.zeros((cut.shape[0], rows.shape[0]))
-        for j in range(self.p):  # no BLAS: block-invariant values (Part.eta_rows)
-            eta += params["beta"][:, j, None] * rows[:, j]
+        eta = self.eta_blocks(params, rows)
         logp, _ = level_logp(cut, eta)  # per design row and level, then gathered per key
         return logp[:, key_row, key_y.astype(np.int64)]
 
