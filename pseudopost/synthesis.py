@@ -250,6 +250,10 @@ def synthesize(
         ``"bounds": [low, high]`` (a public range; a real value outside it is an error) the
         column is modelled by default over the grid's points in it (``grid_ordinal``, at most
         5,000 points); declare another model in ``models`` to keep a numeric family.
+        ``{"values": [v_1, ..., v_K]}`` lists the amounts a column takes instead (a form's
+        amounts; bounds ``[v_1, v_K]``), modelled over them by default: the list is public
+        structure like a categorical column's levels, so declare it from a codebook, not from
+        the confidential values (:mod:`pseudopost.models.file.grid`).
     heaps
         Column -> multiples of its grid step where answers heap (digit preference), e.g.
         ``{"weight": [10, 5]}``: the column gains a heap part, a categorical over "multiple of

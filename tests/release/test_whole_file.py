@@ -143,6 +143,16 @@ def test_spec_errors_name_the_declaration(tmp_path):
     )
     (tmp_path / "f.toml").write_text(bounded)
     assert load_spec(tmp_path / "f.toml").settings.declarations["grid"]["age"]["bounds"] == [10, 90]
+    listed = SPEC.format(data="survey.csv").replace(
+        "knots = [30, 50]", "grid = {values = [20, 35, 50]}"
+    )
+    (tmp_path / "g.toml").write_text(listed)
+    assert load_spec(tmp_path / "g.toml").settings.declarations["grid"]["age"] == {
+        "values": [20, 35, 50]
+    }
+    (tmp_path / "h.toml").write_text(listed.replace("values = [20, 35, 50]", "values = [20]"))
+    with pytest.raises(SpecError, match=r"'age': A grid's 'values' must be at least 2 distinct"):
+        load_spec(tmp_path / "h.toml")
     contradicted = SPEC.format(data="survey.csv").replace(
         "wage is missing when employed == 'no'", "wage is missing when employed == 'yes'"
     )

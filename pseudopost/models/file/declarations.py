@@ -181,8 +181,9 @@ class Declarations:
     structural_zeros : tuple of StructuralZero
     grid : dict
         Column -> :class:`~pseudopost.models.file.grid.Grid`: the public recording precision
-        of a numeric column; synthetic values are snapped to it (post-processing). With
-        bounds, the column is modelled over the grid's points by default (``grid_ordinal``).
+        of a numeric column (a step, or ``values``: the list of amounts it takes); synthetic
+        values are snapped to it (post-processing). With bounds (listed values have them), the
+        column is modelled over the grid's points by default (``grid_ordinal``).
     heaps : dict
         Column -> multiples of its grid step where values heap, coarsest first (``(10, 5)``).
     bins : dict
@@ -290,6 +291,13 @@ class Declarations:
             raise ValueError(
                 f"'heaps' are multiples of a column's grid step; column(s) {no_grid} declare "
                 f"heaps but no 'grid'."
+            )
+        listed = sorted(c for c in heaps_d if grids[c].listed)
+        if listed:
+            raise ValueError(
+                f"'heaps' are multiples of a column's grid step; column(s) {listed} declare "
+                f"heaps on a grid of listed values, which has no step (give each listed value "
+                f"its own probability instead: the default model of listed values)."
             )
         bins_d = {c: Bins.parse(b, c) for c, b in _mapping(bins, "bins").items()}
         both = sorted(c for c in bins_d if c in heaps_d or (c in grids and grids[c].bounds))

@@ -31,6 +31,16 @@ randomness independent of the data; by the post-processing property of different
 given the data) the released file costs no more than the draws it is made from. The check that
 the real values lie on the grid (:meth:`Grid.share_off`) reads the data only to warn the data
 holder; nothing of it is released.
+
+**Listed values.** Some columns are not recorded on a regular grid but take one of a list of
+amounts: a form's tick boxes, a benefit's rates, the capital-gain amounts of a tax extract.
+``{"values": [v_1, ..., v_K]}`` declares that list (increasing after sorting, at most
+:data:`MAX_POINTS`): its bounds are :math:`[v_1, v_K]`, a value model is the cumulative part
+over the listed values (``grid_ordinal``), and a numeric family's draws are snapped to the
+nearest listed value. The list is *public structure*, like a categorical column's levels: the
+guarantee covers the values' probabilities, not which amounts exist. A list read off the
+confidential file discloses its amounts outside the accountant (an amount held by one record
+names that it exists); declare it from the codebook, or only amounts that are public.
 """
 
 from __future__ import annotations
@@ -46,7 +56,7 @@ __all__ = ["MAX_DIGITS", "MAX_POINTS", "Grid"]
 
 #: digits are integers in [-MAX_DIGITS, MAX_DIGITS]
 MAX_DIGITS = 12
-_KEYS = ("step", "digits", "origin", "bounds")
+_KEYS = ("step", "digits", "origin", "bounds", "values")
 #: most points a bounded grid may have (each is a level of the cumulative value part)
 MAX_POINTS = 5000
 _MAX_RING = 1 << 16
@@ -58,12 +68,13 @@ def _real(v: object) -> bool:
 
 @dataclass(frozen=True)
 class Grid:
-    r"""The grid :math:`g_k = \mathrm{round}(k\,s + o, d)` (module docstring).
+    r"""The grid :math:`g_k = \mathrm{round}(k\,s + o, d)`, or a list of values (module
+    docstring).
 
     Parameters
     ----------
-    step : float
-        :math:`s > 0`; at least :math:`10^{-d}` when ``digits`` is given.
+    step : float or None
+        :math:`s > 0`; at least :math:`10^{-d}` when ``digits`` is given. None with ``values``.
     digits : int or None
         :math:`d`: decimals kept (negative: tens, hundreds, ...); None: no rounding.
     origin : float
@@ -72,15 +83,21 @@ class Grid:
         The column's public range :math:`[l, u]` (a codebook's): synthetic values are snapped
         inside it, and a numeric column with a bounded grid is modelled by default by the
         cumulative part over the grid's points in it (:mod:`pseudopost.models.parts.
-        cumulative`).
+        cumulative`). Implied by ``values``.
+    values : sequence of float or None
+        The listed values the column takes (module docstring), instead of a step.
     """
 
-    step: float
+    step: float | None = None
     digits: int | None = None
     origin: float = 0.0
     bounds: tuple[float, float] | None = None
+    values: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        if self.values is not None:
+            self._listed()
+            return
         if not _real(self.step) or not math.isfinite(self.step) or self.step <= 0:
             raise ValueError(f"A grid's 'step' must be a finite number > 0. Got {self.step!r}.")
         if self.digits is not None and (
@@ -118,6 +135,39 @@ class Grid:
                     f"({self.resolution:g}): finer steps are lost to the rounding."
                 )
 
+    def _listed(self) -> None:
+        """Checks and normalises a list of values (alone: no step, digits, origin or bounds)."""
+        v = self.values
+        if self.step is not None or self.digits is not None or self.origin or self.bounds:
+            raise ValueError(
+                "A grid's 'values' list the column's values; they cannot be combined with "
+                "'step', 'digits', 'origin' or 'bounds' (their bounds are the smallest and the "
+                "largest value)."
+            )
+        ok = (
+            not isinstance(v, (str, bytes, Mapping))
+            and hasattr(v, "__iter__")
+            and all(_real(x) and math.isfinite(x) for x in v)
+        )
+        u = np.unique(np.asarray(list(v), dtype=np.float64)) if ok else np.empty(0)
+        if not ok or u.size < 2:
+            raise ValueError(
+                f"A grid's 'values' must be at least 2 distinct finite numbers. Got {v!r}."
+            )
+        if u.size > MAX_POINTS:
+            raise ValueError(f"A grid lists {u.size} values, more than {MAX_POINTS}.")
+        object.__setattr__(self, "values", tuple(u.tolist()))
+        object.__setattr__(self, "bounds", (float(u[0]), float(u[-1])))
+
+    @property
+    def listed(self) -> bool:
+        """Whether the grid is a list of values rather than a step."""
+        return self.values is not None
+
+    def _stepped(self) -> None:
+        if self.listed:
+            raise ValueError(f"The grid {self.describe()} has no step, so no grid indices.")
+
     @classmethod
     def parse(cls, value: object, column: str) -> Grid:
         """A grid from a :class:`Grid` or a mapping with ``step``, ``digits`` and/or ``origin``
@@ -135,9 +185,18 @@ class Grid:
                 f"The grid of column {column!r} has unknown key(s) {unknown}; expected "
                 f"{list(_KEYS)}."
             )
+        if "values" in value:
+            try:
+                return cls(
+                    value.get("step"), value.get("digits"), value.get("origin", 0.0),
+                    value.get("bounds"), value["values"],
+                )  # fmt: skip
+            except ValueError as exc:
+                raise ValueError(f"Column {column!r}: {exc}") from None
         if "step" not in value and "digits" not in value:
             raise ValueError(
-                f"The grid of column {column!r} needs a 'step' or 'digits'. Got {dict(value)!r}."
+                f"The grid of column {column!r} needs a 'step', 'digits' or 'values'. Got "
+                f"{dict(value)!r}."
             )
         digits = value.get("digits")
         step = value.get("step")
@@ -169,18 +228,26 @@ class Grid:
     @property
     def integral(self) -> bool:
         """Whether every grid point is an integer (step and origin integers)."""
+        if self.listed:
+            return all(float(v).is_integer() for v in self.values)
         return float(self.step).is_integer() and float(self.origin).is_integer()
 
     def point(self, k: np.ndarray) -> np.ndarray:
-        """:math:`g_k` for integer (float-held) ``k``."""
+        """:math:`g_k` for integer (float-held) ``k`` (a stepped grid)."""
+        self._stepped()
         g = np.asarray(k, dtype=np.float64) * self.step + self.origin
         return g if self.digits is None else np.round(g, self.digits)
 
     def index(self, x: np.ndarray) -> np.ndarray:
-        """:math:`k_0 = \\mathrm{rint}((x - o)/s)` (float-held integers)."""
+        """:math:`k_0 = \\mathrm{rint}((x - o)/s)` (float-held integers; a stepped grid)."""
+        self._stepped()
         return np.rint((np.asarray(x, dtype=np.float64) - self.origin) / self.step)
 
     def describe(self) -> str:
+        if self.listed:
+            return (
+                f"{len(self.values)} listed values from {self.values[0]:g} to {self.values[-1]:g}"
+            )
         core = f"k * {self.step:g}" + (f" + {self.origin:g}" if self.origin else "")
         core = core if self.digits is None else f"round({core}, {self.digits})"
         if self.bounds is not None:
@@ -198,14 +265,18 @@ class Grid:
         """
         if self.bounds is None:
             raise ValueError(f"The grid {self.describe()} has no bounds, so no finite points.")
-        k_low, k_high = self._support_indices(*self.bounds, False)
-        count = k_high - k_low + 1
-        if count > MAX_POINTS:
-            raise ValueError(
-                f"The grid {self.describe()} has {count:.0f} points in its bounds, more than "
-                f"{MAX_POINTS}; declare a coarser step or narrower bounds, or a numeric model."
-            )
-        g = np.unique(self.point(np.arange(k_low, k_high + 1)))
+        if self.listed:
+            g = np.asarray(self.values, dtype=np.float64)
+        else:
+            k_low, k_high = self._support_indices(*self.bounds, False)
+            count = k_high - k_low + 1
+            if count > MAX_POINTS:
+                raise ValueError(
+                    f"The grid {self.describe()} has {count:.0f} points in its bounds, more "
+                    f"than {MAX_POINTS}; declare a coarser step or narrower bounds, or a "
+                    f"numeric model."
+                )
+            g = np.unique(self.point(np.arange(k_low, k_high + 1)))
         if forbidden:
             g = g[~np.isin(g, np.asarray([float(f) for f in forbidden], dtype=np.float64))]
         if g.size < 2:
@@ -224,6 +295,8 @@ class Grid:
         return np.where(lower, j - 1, j).astype(np.int64)
 
     def to_dict(self) -> dict:
+        if self.listed:
+            return {"values": list(self.values)}
         out: dict = {"step": self.step}
         if self.digits is not None:
             out["digits"] = self.digits
@@ -267,6 +340,8 @@ class Grid:
                 low, low_open = self.bounds[0], False
             high = min(high, self.bounds[1])
         bad = np.asarray([float(f) for f in forbidden], dtype=np.float64)
+        if self.listed:
+            return self._snap_listed(x, low, high, low_open, bad, index_ok)
 
         def allowed(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             g = self.point(k)
@@ -296,6 +371,22 @@ class Grid:
             if above.any():
                 out[above] = self._first(k_high, -1.0, k_low, allowed, low, high)
         return out
+
+    def _snap_listed(self, x, low, high, low_open, bad, index_ok) -> np.ndarray:
+        """:meth:`snap` for listed values: the nearest allowed one (ties: the lower)."""
+        if index_ok is not None:
+            self._stepped()
+        v = np.asarray(self.values, dtype=np.float64)
+        ok = ((v > low) if low_open else (v >= low)) & (v <= high) & ~np.isin(v, bad)
+        if not ok.any():
+            raise ValueError(
+                f"No value of the grid {self.describe()} lies in the support "
+                f"{'(' if low_open else '['}{low:g}, {high:g}] outside the codes and spikes."
+            )
+        v = v[ok]
+        if v.size == 1:
+            return np.full(x.shape, v[0])
+        return v[self.nearest(v, x)]
 
     def _rings(self, x: np.ndarray, allowed) -> np.ndarray:
         """The nearest allowed point to each value of ``x`` (inside the support), ring by ring."""
@@ -356,10 +447,11 @@ class Grid:
 
     def share_off(self, x: np.ndarray) -> float:
         """Share of the values ``x`` that are not grid points (to a relative tolerance 1e-9 of
-        the step)."""
+        the step, or of the listed values' smallest gap)."""
         x = np.asarray(x, dtype=np.float64)
         x = x[np.isfinite(x)]
         if x.size == 0:
             return 0.0
         g = self.snap(x)
-        return float(np.mean(np.abs(g - x) > 1e-9 * self.step + 1e-12 * np.abs(x)))
+        step = np.min(np.diff(self.values)) if self.listed else self.step
+        return float(np.mean(np.abs(g - x) > 1e-9 * step + 1e-12 * np.abs(x)))

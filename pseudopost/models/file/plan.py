@@ -502,10 +502,14 @@ def _check_grids(decl: Declarations, encoded, choices, order) -> dict[str, Grid]
         if g.bounds is not None:
             out_of = (x < g.bounds[0]) | (x > g.bounds[1])
             if out_of.any():
+                fix = (
+                    "list the value, declare it a spike or a code, or correct it"
+                    if g.listed
+                    else "correct the bounds (the column's public range) or the value"
+                )
                 raise ValueError(
                     f"Column {c!r} holds the value {float(x[out_of][0]):g}, outside the bounds "
-                    f"[{g.bounds[0]:g}, {g.bounds[1]:g}] of its declared grid; correct the "
-                    f"bounds (the column's public range) or the value."
+                    f"[{g.bounds[0]:g}, {g.bounds[1]:g}] of its declared grid; {fix}."
                 )
         if ch.family == "cumulative":
             if c in decl.heaps:

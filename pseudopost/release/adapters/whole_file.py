@@ -33,6 +33,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     predictors = ["age", "sex"]       # its row of the predictor matrix
     grid = {step = 0.01, digits = 2}  # public recording precision (synthetic values snapped)
     # grid = {step = 1, bounds = [0, 99]}  # with a public range: modelled over its points
+    # grid = {values = [114, 401, 594]}  # the listed amounts it takes: modelled over them
     heaps = [100, 50]                 # multiples of the grid step where answers heap
     # bins = [0, 10, 100, 1000]       # public bin edges: a histogram density (binned)
 

@@ -112,7 +112,7 @@ def test_grid_examples():
         ({"digits": True}, r"'digits' must be an integer"),
         ({"digits": 40}, r"'digits' must be an integer in \[-12, 12\]"),
         ({"step": 0.001, "digits": 2}, r"must be at least 10\*\*-digits"),
-        ({"origin": 1.0}, r"needs a 'step' or 'digits'"),
+        ({"origin": 1.0}, r"needs a 'step', 'digits' or 'values'"),
         ({"step": 1, "unit": "kg"}, r"unknown key\(s\) \['unit'\]"),
     ],
 )
