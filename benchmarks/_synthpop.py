@@ -149,9 +149,15 @@ def synthesize(
     *,
     cont_na: Mapping[str, Sequence[float]] | None = None,
     seed: int = 1,
+    method: str = "cart",
+    proper: bool = False,
     timeout: float = 3600.0,
 ) -> SynResult | None:
-    """synthpop's ``syn(frame, cont.na = cont_na, seed = seed)``: CART, its default, for all.
+    """synthpop's ``syn(frame, method = method, proper = proper, cont.na = cont_na, seed =
+    seed)``: CART, its default, for all; ``"parametric"`` for its default parametric model of
+    each kind (``norm``, ``logreg``, ``polyreg``, ``polr``), with ``proper=True`` each column's
+    parameters drawn from their posterior (a proper synthesis) rather than fixed at their
+    estimates.
 
     Returns None (after a printed message) when R or synthpop is absent.
     """
@@ -165,13 +171,15 @@ def synthesize(
             """
             d <- rd("data")
             seed <- as.integer(args[2])
-            t <- system.time(s <- syn(d, seed = seed, cont.na = rc(), print.flag = FALSE))
+            t <- system.time(s <- syn(d, seed = seed, cont.na = rc(), method = args[3],
+                                      proper = as.logical(args[4]), print.flag = FALSE))
             write.csv(s$syn, file.path(dir, "syn.csv"), row.names = FALSE, na = "")
             writeLines(sprintf("%.6f", c(t[["elapsed"]], t[["user.self"]] + t[["sys.self"]])),
                        file.path(dir, "elapsed.txt"))
             """
         )
-        wall = _run(script, folder, str(int(seed)), timeout=timeout)
+        wall = _run(script, folder, str(int(seed)), method, str(bool(proper)).upper(),
+                    timeout=timeout)  # fmt: skip
         syn = pd.read_csv(folder / "syn.csv", keep_default_na=False, na_values=[""])
         r_seconds, r_cpu = (float(v) for v in (folder / "elapsed.txt").read_text().split())
     syn.columns = list(frame.columns)
