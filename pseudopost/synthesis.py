@@ -184,7 +184,7 @@ def synthesize(
     keep: Sequence[str] = (),
     drop: Sequence[str] = (),
     transforms: Mapping[str, object] | None = None,
-    knots: Mapping[str, Sequence[float]] | None = None,
+    knots: Mapping[str, Sequence[float] | Mapping] | None = None,
     interactions: Sequence[tuple[str, str]] | None = None,
     codebook: Codebook | None = None,
     grid: Mapping[str, Mapping[str, float]] | None = None,
@@ -236,7 +236,10 @@ def synthesize(
         Columns released as given / left out.
     transforms, knots, interactions
         Public predictor transforms (``"log"``, ``"log1p"``, ``(centre, scale)``), spline knots
-        and interactions of categorical columns (:mod:`pseudopost.models.file.design`).
+        and interactions of categorical columns (:mod:`pseudopost.models.file.design`). Knots
+        go to every later column (``{"age": [22, 26, 35]}``) or to the listed ones only
+        (``{"age": {"at": [22, 26, 35], "columns": ["income"]}}``; the others take age
+        linearly), which keeps many-level columns' models small.
     codebook
         A :class:`~pseudopost.formats.Codebook`: its missing codes, under ``missing_codes``.
     grid

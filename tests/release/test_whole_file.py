@@ -153,6 +153,16 @@ def test_spec_errors_name_the_declaration(tmp_path):
     (tmp_path / "h.toml").write_text(listed.replace("values = [20, 35, 50]", "values = [20]"))
     with pytest.raises(SpecError, match=r"'age': A grid's 'values' must be at least 2 distinct"):
         load_spec(tmp_path / "h.toml")
+    listed_knots = SPEC.format(data="survey.csv").replace(
+        "knots = [30, 50]", 'knots = {at = [30, 50], columns = ["hours"]}'
+    )
+    (tmp_path / "k.toml").write_text(listed_knots)
+    assert load_spec(tmp_path / "k.toml").settings.declarations["knots"] == {
+        "age": {"at": [30.0, 50.0], "columns": ["hours"]}
+    }
+    (tmp_path / "l.toml").write_text(listed_knots.replace("columns = [", "in = ["))
+    with pytest.raises(SpecError, match=r"knots of column 'age', given as a table, need exactly"):
+        load_spec(tmp_path / "l.toml")
     contradicted = SPEC.format(data="survey.csv").replace(
         "wage is missing when employed == 'no'", "wage is missing when employed == 'yes'"
     )

@@ -105,7 +105,28 @@ def _transform(column: str, t: object) -> object:
     )
 
 
-def _knots(column: str, k: object) -> tuple[float, ...]:
+def _knots(column: str, k: object) -> tuple[tuple[float, ...], tuple[str, ...] | None]:
+    """(knots, the columns whose designs get them, or None for every later column)."""
+    if isinstance(k, Mapping):
+        if set(k) != {"at", "columns"}:
+            raise ValueError(
+                f"The knots of column {column!r}, given as a table, need exactly 'at' (the "
+                f"knots) and 'columns' (the later columns whose models get the spline terms). "
+                f"Got the keys {sorted(k)}."
+            )
+        where = _names(k["columns"], f"knots[{column!r}]['columns']")
+        if not where:
+            raise ValueError(f"'knots[{column!r}]['columns']' names no column.")
+        if column in where:
+            raise ValueError(
+                f"'knots[{column!r}]['columns']' names {column!r} itself; the knots shape how "
+                f"{column!r} enters later columns' models."
+            )
+        return _knot_values(column, k["at"]), where
+    return _knot_values(column, k), None
+
+
+def _knot_values(column: str, k: object) -> tuple[float, ...]:
     if isinstance(k, (str, bytes)) or not isinstance(k, Sequence) or not k:
         raise TypeError(
             f"The knots of column {column!r} must be a non-empty list of numbers. Got {k!r}."
@@ -174,6 +195,10 @@ class Declarations:
         column enters later columns' designs.
     knots : dict
         Column -> increasing public knots (original scale) of its linear-spline terms.
+    knot_columns : dict
+        Column -> the later columns whose designs get its spline terms; a column with knots
+        that is not listed here gets them in every later column (the others take its value
+        linearly). Given as ``knots={"age": {"at": [22, 26, 35], "columns": [...]}}``.
     interactions : tuple of (str, str)
         Pairs of categorical columns whose one-hot products enter every later column that uses
         both.
@@ -203,6 +228,7 @@ class Declarations:
     spikes: dict = field(default_factory=dict)
     transforms: dict = field(default_factory=dict)
     knots: dict = field(default_factory=dict)
+    knot_columns: dict = field(default_factory=dict)
     interactions: tuple = ()
     rules: tuple = ()
     structural_zeros: tuple = ()
@@ -223,7 +249,7 @@ class Declarations:
         missing_codes: Mapping[str, Sequence] | Codebook | None = None,
         spikes: Mapping[str, Sequence[float]] | None = None,
         transforms: Mapping[str, object] | None = None,
-        knots: Mapping[str, Sequence[float]] | None = None,
+        knots: Mapping[str, Sequence[float] | Mapping] | None = None,
         interactions: Sequence[tuple[str, str]] | None = None,
         rules: Sequence[Rule | str | Mapping] = (),
         structural_zeros: Sequence[StructuralZero | str | Mapping] = (),
@@ -279,7 +305,9 @@ class Declarations:
             codes[col] = _values(v, "missing_codes", col)
         spk = {c: _values(v, "spikes", c) for c, v in _mapping(spikes, "spikes").items()}
         trans = {c: _transform(c, t) for c, t in _mapping(transforms, "transforms").items()}
-        kn = {c: _knots(c, k) for c, k in _mapping(knots, "knots").items()}
+        kn_where = {c: _knots(c, k) for c, k in _mapping(knots, "knots").items()}
+        kn = {c: at for c, (at, _) in kn_where.items()}
+        kn_cols = {c: where for c, (_, where) in kn_where.items() if where is not None}
         rules_t = tuple(Rule.from_spec(r) for r in _as_list(rules, "rules"))
         zeros_t = tuple(
             StructuralZero.parse(z) for z in _as_list(structural_zeros, "structural_zeros")
@@ -319,6 +347,7 @@ class Declarations:
             spikes=spk,
             transforms=trans,
             knots=kn,
+            knot_columns=kn_cols,
             interactions=_interactions(interactions),
             rules=rules_t,
             structural_zeros=zeros_t,
@@ -339,7 +368,7 @@ class Declarations:
             "missing_codes": list(self.missing_codes),
             "spikes": list(self.spikes),
             "transforms": list(self.transforms),
-            "knots": list(self.knots),
+            "knots": list(self.knots) + [c for v in self.knot_columns.values() for c in v],
             "interactions": [c for pair in self.interactions for c in pair],
             "grid": list(self.grid),
             "heaps": list(self.heaps),

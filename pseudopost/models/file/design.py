@@ -13,7 +13,9 @@ only, never on the confidential data's moments (DESIGN.md section 9):
   :math:`(t(x) - t(\kappa))_+` at each declared knot :math:`\kappa` (0 when not observed;
   named ``"{column}>{knot}"``).
   Knots are public (declared, e.g. from a codebook's bands): knots placed at the data's
-  quantiles would be read outside the accountant, so none are chosen automatically.
+  quantiles would be read outside the accountant, so none are chosen automatically. They may
+  be declared for some later columns only; the others take the value alone (each knot costs
+  one coefficient per level of a categorical column's model).
 * an **interaction** of two declared categorical columns: the products of their one-hot
   indicators (statuses included), which lets a later column's model differ by cell (income by
   sex and marital status) the way a tree's splits do.

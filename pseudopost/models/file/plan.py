@@ -428,13 +428,28 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     for c in [*decl.transforms, *decl.knots]:
         if c in decl.drop:
             raise ValueError(f"A transform or knots are declared for the dropped column {c!r}.")
+    # a column whose knots go to some later columns only enters the others linearly
+    linear = {c: ColumnFeatures(encoded[c], features[c].transform) for c in decl.knot_columns}
+    inputs_of = {c: _inputs(c, order, kept_names, decl) for c in order}
+    for x, where in decl.knot_columns.items():
+        for c in where:
+            if c not in inputs_of or x not in inputs_of[c]:
+                raise ValueError(
+                    f"The knots of column {x!r} are declared for column {c!r}, whose model is "
+                    f"not conditioned on {x!r} (it is kept, dropped or earlier in the visit "
+                    f"order, or its predictor_matrix leaves {x!r} out)."
+                )
 
     plans = []
     states = {c: (e.status, e.values) for c, e in encoded.items()}
     for c in order:
-        inputs = _inputs(c, order, kept_names, decl)
+        inputs = inputs_of[c]
         design = Design(
-            tuple(features[x] for x in inputs), interactions_for(inputs, decl.interactions)
+            tuple(
+                linear[x] if x in linear and c not in decl.knot_columns[x] else features[x]
+                for x in inputs
+            ),
+            interactions_for(inputs, decl.interactions),
         )
         X = design.matrix(states, len(frame))
         heaps = Heaps(grids[c], decl.heaps[c]) if c in decl.heaps and c in grids else None

@@ -137,10 +137,16 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
             if not isinstance(table["model"], str):
                 raise fail(f"{key}.model", table["model"], "a model name", 'e.g. "lognormal".')
             out["models"][col] = table["model"]
-        for name, target in (("codes", "missing_codes"), ("spikes", "spikes"), ("knots", "knots"),
+        for name, target in (("codes", "missing_codes"), ("spikes", "spikes"),
                              ("heaps", "heaps"), ("bins", "bins")):  # fmt: skip
             if name in table:
                 out[target][col] = _list(f"{key}.{name}", table[name])
+        if "knots" in table:  # a list, or {at = [...], columns = [...]}
+            k = table["knots"]
+            if not isinstance(k, (list, dict)):
+                raise fail(f"{key}.knots", k, "a list, or a table {at = [...], columns = [...]}",
+                           f"write {key}.knots = [...].")  # fmt: skip
+            out["knots"][col] = k
         if "transform" in table:
             t = table["transform"]
             out["transforms"][col] = tuple(t) if isinstance(t, list) else t
@@ -488,7 +494,12 @@ def _declared(decl) -> dict[str, Any]:
         "missing_codes": dict(decl.missing_codes),
         "spikes": dict(decl.spikes),
         "transforms": dict(decl.transforms),
-        "knots": dict(decl.knots),
+        "knots": {
+            c: {"at": list(k), "columns": list(decl.knot_columns[c])}
+            if c in decl.knot_columns
+            else list(k)
+            for c, k in decl.knots.items()
+        },
         "interactions": decl.interactions,
         "rules": tuple(r.text for r in decl.rules),
         "structural_zeros": tuple(z.text for z in decl.structural_zeros),

@@ -98,6 +98,45 @@ def test_design_features_of_earlier_columns(frame):
     )
 
 
+def test_knots_for_listed_columns_only(frame):
+    """Knots declared for some later columns: those get the spline terms, the others the value
+    alone, and the design's columns are the same functions of the data either way."""
+    everywhere = _by_name(_plan(frame, knots={"age": [30, 50]}))
+    listed = _by_name(_plan(frame, knots={"age": {"at": [30, 50], "columns": ["hours"]}}))
+    states = {c: (p.column.status, p.column.values) for c, p in listed.items()}
+    later = ["employed", "wage", "hours", "health", "gains"]
+    for c in later:
+        full = everywhere[c].design
+        assert {"age>30", "age>50"} <= set(full.names)
+        got = listed[c].design
+        if c == "hours":
+            assert got.names == full.names
+        else:
+            assert got.names == [n for n in full.names if n not in ("age>30", "age>50")]
+        keep = [full.names.index(n) for n in got.names]
+        np.testing.assert_array_equal(
+            got.matrix(states, len(frame)), full.matrix(states, len(frame))[:, keep]
+        )
+
+
+@pytest.mark.parametrize(
+    ("knots", "error", "match"),
+    [
+        ({"age": {"at": [30], "columns": ["region"]}}, ValueError,
+         r"knots of column 'age' are declared for column 'region', whose model is not "
+         r"conditioned on 'age'"),
+        ({"age": {"at": [30], "columns": ["nope"]}}, ValueError, r"names column\(s\) \['nope'\]"),
+        ({"age": {"at": [30], "columns": ["age"]}}, ValueError, r"names 'age' itself"),
+        ({"age": {"at": [30]}}, ValueError, r"need exactly 'at' .* and 'columns'"),
+        ({"age": {"at": [50, 30], "columns": ["hours"]}}, ValueError, r"must increase strictly"),
+        ({"age": {"at": [30], "columns": []}}, ValueError, r"names no column"),
+    ],
+)  # fmt: skip
+def test_listed_knots_refused_before_any_fitting(frame, knots, error, match):
+    with pytest.raises(error, match=match):
+        FileModel(knots=knots, missing_codes={"wage": [-9]}).prepare(frame)
+
+
 def test_the_frame_is_never_modified(frame):
     before = frame.copy(deep=True)
     model = FileModel(missing_codes={"wage": [-9]}, rules=[RULE], structural_zeros=[ZERO])
