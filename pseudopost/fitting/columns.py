@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import xarray as xr
 
+from pseudopost.fitting.laplace import _one_blas_thread
 from pseudopost.fitting.parts import PartSampler
 from pseudopost.fitting.sampler import Sampler
 from pseudopost.models.parts import SEP, GroupedData, Part, PartData, Stats
@@ -92,9 +93,16 @@ def active_client():
 
 
 def _fit_one(part: Part, stats: Stats, settings: dict, seed: int, sampler: PartSampler | None):
+    """One part's fit, with BLAS on one thread throughout: the process-wide BLAS limit would
+    otherwise depend on whether another part is in its preconditioner at that moment
+    (:func:`~pseudopost.fitting.laplace._one_blas_thread`), and with it the rounding of the
+    densities' matrix products, so the same seed could give other draws on another schedule or
+    number of workers. (Also set around the whole fit by :meth:`ColumnSampler._draw`; here for
+    a Dask worker process.)"""
     t0 = time.perf_counter()
-    sampler = sampler if sampler is not None else PartSampler(part, stats)
-    tree = sampler.sample(stats, seed=seed, **settings)
+    with _one_blas_thread():
+        sampler = sampler if sampler is not None else PartSampler(part, stats)
+        tree = sampler.sample(stats, seed=seed, **settings)
     return tree, time.perf_counter() - t0
 
 
@@ -162,7 +170,14 @@ class ColumnSampler(Sampler):
         return out
 
     def _draw(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
-        """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``)."""
+        """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``), with
+        BLAS on one thread throughout (:func:`_fit_one`; set here, in the calling thread, so
+        that the limit holds in the pool's threads)."""
+        with _one_blas_thread():
+            return self._draw_parts(data, draws=draws, tune=tune, chains=chains, seed=seed,
+                                    progress=progress)  # fmt: skip
+
+    def _draw_parts(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
         stats = self._stats(data)
         settings = {"draws": draws, "tune": tune, "chains": chains, "progress": progress}
         seeds = [part_seed(seed, j) for j in range(len(self.parts))]

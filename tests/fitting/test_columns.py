@@ -111,6 +111,33 @@ def test_same_seed_same_draws_whatever_the_workers(fused, monkeypatch):
     assert part_seed(7, 2) == part_seed(7, 2) != part_seed(7, 3)
 
 
+@pytest.mark.parametrize("workers", [1, 2])
+def test_blas_on_one_thread_throughout_every_fit(workers, monkeypatch):
+    """The densities' matrix products round alike on any schedule: BLAS runs on one thread for
+    the whole of every part's fit, not only while another part computes its preconditioner
+    (the process-wide limit would otherwise depend on the schedule)."""
+    from threadpoolctl import threadpool_info
+
+    from pseudopost.fitting import parts as fitting_parts
+
+    seen = []
+    sample = fitting_parts.PartSampler.sample
+
+    def spy(self, stats, **kw):
+        seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
+        return sample(self, stats, **kw)
+
+    monkeypatch.setattr(fitting_parts.PartSampler, "sample", spy)
+    frame = _three_columns(n=150, seed=3)
+    before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _fit_columns(frame, 20, 20, 1, 7, workers=workers)
+    assert len(seen) == 3 and all(s == {1} for s in seen), seen
+    # the limits are restored once no part is fitting
+    assert [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"] == before
+
+
 def test_same_seed_same_draws_on_dask():
     distributed = pytest.importorskip("distributed")
     frame = _three_columns(n=150, seed=3)
