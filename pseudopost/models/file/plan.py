@@ -195,7 +195,7 @@ class FilePlan:
                     reason += "; constant on the part's records, left out: " + "; ".join(left)
                 rows.append(
                     (c, "synthetic", p.choice.detected, p.choice.model, parts or "-", reason,
-                     ", ".join(p.design.columns) or "-")
+                     ", ".join(_predictor_text(f) for f in p.design.inputs) or "-")
                 )  # fmt: skip
             elif c in self.kept:
                 rows.append((c, "kept", "-", "-", "-", "released as given", "-"))
@@ -204,6 +204,13 @@ class FilePlan:
         return pd.DataFrame(
             rows, columns=["column", "role", "detected", "model", "parts", "reason", "predictors"]
         )
+
+
+def _predictor_text(f: ColumnFeatures) -> str:
+    """A predictor's name, with the knots of its spline terms in this column's model."""
+    if not f.knots:
+        return f.column.name
+    return f"{f.column.name} (knots {', '.join(f'{k:g}' for k in f.knots)})"
 
 
 def _check_names(frame: pd.DataFrame, decl: Declarations) -> None:

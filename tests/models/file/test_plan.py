@@ -117,6 +117,11 @@ def test_knots_for_listed_columns_only(frame):
         np.testing.assert_array_equal(
             got.matrix(states, len(frame)), full.matrix(states, len(frame))[:, keep]
         )
+    # the description names the knots where they are used
+    plan = _plan(frame, knots={"age": {"at": [30, 50], "columns": ["hours"]}})
+    text = plan.choices().set_index("column")["predictors"]
+    assert "age (knots 30, 50)" in text["hours"]
+    assert "age," in text["wage"] and "knots" not in text["wage"]
 
 
 @pytest.mark.parametrize(
