@@ -159,8 +159,10 @@ _BLAS_STATE: dict = {"users": 0, "limits": None}
 
 @contextmanager
 def _one_blas_thread() -> Iterator[None]:
-    """BLAS/LAPACK on one thread while any preconditioner is computed (reference-counted, so
-    parts computed in parallel threads restore the original limits once, at the last exit).
+    """BLAS/LAPACK on one thread while any preconditioner is computed, and around every
+    per-column fit (:mod:`pseudopost.fitting.columns`, so that rounding never depends on the
+    schedule); reference-counted, so parts computed in parallel threads restore the original
+    limits once, at the last exit.
     A d = 441 Cholesky took 0.5 s with OpenBLAS's two threads on this shared, loaded 2-core
     machine (a thread waiting for the other to be scheduled) and 0.002-0.006 s on one."""
     with _BLAS_LOCK:
