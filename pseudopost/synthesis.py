@@ -191,6 +191,7 @@ def synthesize(
     heaps: Mapping[str, Sequence[int]] | None = None,
     bins: Mapping[str, Sequence[float]] | None = None,
     max_levels: int = 10,
+    shift_only: Sequence[str] = (),
     m: int = 1,
     scale: float = 1.0,
     shift: float = 0.0,
@@ -271,6 +272,12 @@ def synthesize(
         Real observed values must lie within the edges.
     max_levels
         Numbers with at most this many distinct observed integer values are categorical.
+    shift_only
+        Columns modelled over a grid's points or over bins whose predictors only shift their
+        distribution (the proportional-odds model). By default the predictors of such a column
+        move its spread as well as its location (location-scale, McCullagh 1980: the weights
+        of tall and short pupils differ in spread, not only in centre;
+        :mod:`pseudopost.models.parts.cumulative`).
     m
         Number of synthetic datasets (composing to :math:`m\,\varepsilon`).
     scale, shift, target_epsilon
@@ -324,6 +331,7 @@ def synthesize(
         heaps=heaps,
         bins=bins,
         max_levels=max_levels,
+        shift_only=shift_only,
     )
     mechanism = PseudoPosterior(
         model,

@@ -23,6 +23,10 @@ posterior is close to its Laplace approximation, as log-concave GLM posteriors a
 and Hessian are computed from the fit's own statistics, like an adapted mass matrix: they change
 how fast the sampler mixes, never what it samples, so they cost no privacy.
 
+A part that nests a simpler one (:meth:`Part.nested
+<pseudopost.models.parts.base.Part.nested>`: a location-scale part its shift-only model) starts
+its mode search from that one's mode.
+
 When the Hessian is not positive definite (a flat direction, a failed optimisation) the
 preconditioner falls back to the mode and the inverse of the diagonal's absolute values, or, if
 that fails too, to none (the identity).
@@ -204,11 +208,28 @@ def laplace_transform(
         return _transform(part, stats, max_dim)
 
 
+def _start(part: Part, stats: Stats, max_dim: int) -> np.ndarray:
+    """Where the mode search starts: the prior's support point, or, for a part that nests a
+    simpler one (:meth:`Part.nested <pseudopost.models.parts.base.Part.nested>`: a
+    location-scale part its shift-only model, whose log density is concave), the simpler
+    part's mode extended to this part's parameters, as ``ordinal::clm`` starts. From the support
+    point, damped Newton on Adult's capital-loss given 58 predictors (fnlwgt near 10^5 among
+    them) crossed the non-concave region so slowly that it stopped at its 100 iterations 2,000
+    log-density units below the mode (the diagonal fallback then took 240 leapfrog steps per
+    draw); from the shift-only mode it converges in a few."""
+    nested = part.nested()
+    if nested is None:
+        return part.layout.pack({p.name: p.support_point for p in part.layout.params})
+    inner, extend = nested
+    x, _ = _transform(inner, stats, max_dim)
+    return part.layout.pack(extend(inner.layout.unpack(x)))
+
+
 def _transform(part: Part, stats: Stats, max_dim: int) -> tuple[np.ndarray, np.ndarray]:
     density = part.log_density(stats)
     d = part.layout.size
     f = _negative(density)
-    start = part.layout.pack({p.name: p.support_point for p in part.layout.params})
+    start = _start(part, stats, max_dim)
     if density.has_hessian and d <= max_dim:
         with np.errstate(all="ignore"):
             found = _newton(f, lambda x: -density.hessian(x), start)

@@ -1,6 +1,7 @@
 """The Laplace preconditioner: with an exact Hessian, Newton reaches the mode (gradient 0 to
 many digits) and L L^T inverts the Hessian there, which equals differences of the gradient;
-parts without one keep the difference path."""
+parts without one keep the difference path; a location-scale part reaches its mode from its
+shift-only part's mode."""
 
 from __future__ import annotations
 
@@ -61,6 +62,37 @@ def test_newton_on_the_exact_hessian_reaches_the_mode(family, kw, monkeypatch):
     sd = np.sqrt(np.diag(L @ L.T))
     assert np.all(np.abs(x1 - x0) < 0.5 * sd)
     np.testing.assert_allclose(np.diag(L1 @ L1.T), sd**2, rtol=0.2)
+
+
+def test_location_scale_part_reaches_its_mode_from_the_shift_only_mode(monkeypatch):
+    """A location-scale part with a predictor near 2e5 (Adult's fnlwgt) and five 0/1 levels that
+    shift and widen the spread, over 60 points: its log density is not concave, and damped
+    Newton from the prior's support point stopped far from the mode (Newton decrement 5.5e3);
+    started from the shift-only part's mode it reaches it (decrement below 1e-8) and L L^T
+    inverts the Hessian there."""
+    rng = np.random.default_rng(1)
+    n, k, nlev = 3000, 60, 6
+    lev = rng.integers(0, nlev, n)
+    B = (lev[:, None] == np.arange(1, nlev)).astype(float)
+    X = np.column_stack([rng.lognormal(12, 0.5, n).round(), B])
+    gamma = rng.normal(0, 0.4, nlev - 1)
+    latent = B @ rng.normal(0, 0.5, nlev - 1) + np.exp(B @ gamma) * rng.logistic(size=n)
+    y = np.clip(np.rint(latent * 2 + k / 2), 0, k - 1)
+    names = ["fnlwgt", *(f"b{j}" for j in range(1, nlev))]
+    part = make_part("cumulative", "y", names, n_levels=k, scaled=True)
+    stats = part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n))
+    density = part.log_density(stats)
+    starts = []
+    inner = laplace._start
+    monkeypatch.setattr(laplace, "_start", lambda *a: starts.append(a[0]) or inner(*a))
+    x0, L = laplace.laplace_transform(part, stats)
+    assert [p.has_scale for p in starts] == [True, False]  # the shift-only part's mode first
+    g = density.logp_grad(x0)[1]
+    assert g @ (L @ L.T) @ g < 1e-8
+    H = -density.hessian(x0)
+    np.testing.assert_allclose(L @ L.T @ H, np.eye(x0.size), atol=1e-6)
+    got = part.layout.unpack(x0)["gamma"][1:]
+    assert np.all(np.abs(got - gamma) < 0.2), (got, gamma)  # the levels' spreads (prior: 0.1 low)
 
 
 def test_parts_without_a_hessian_use_differences():

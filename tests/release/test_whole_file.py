@@ -150,6 +150,12 @@ def test_spec_errors_name_the_declaration(tmp_path):
     assert load_spec(tmp_path / "g.toml").settings.declarations["grid"]["age"] == {
         "values": [20, 35, 50]
     }
+    shift = listed.replace("grid = {values", "shift_only = true\ngrid = {values")
+    (tmp_path / "s.toml").write_text(shift)
+    assert load_spec(tmp_path / "s.toml").settings.declarations["shift_only"] == ("age",)
+    (tmp_path / "t.toml").write_text(shift.replace("shift_only = true", 'shift_only = "yes"'))
+    with pytest.raises(SpecError, match=r"file.columns.age.shift_only.*true or false"):
+        load_spec(tmp_path / "t.toml")
     (tmp_path / "h.toml").write_text(listed.replace("values = [20, 35, 50]", "values = [20]"))
     with pytest.raises(SpecError, match=r"'age': A grid's 'values' must be at least 2 distinct"):
         load_spec(tmp_path / "h.toml")

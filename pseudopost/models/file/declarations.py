@@ -5,8 +5,10 @@ stated as such): the visit sequence ``order``, the ``predictor_matrix`` (which e
 each column uses), a model name per column, the columns released as given (``keep``) or left out
 (``drop``), missing ``codes`` and ``spikes`` per column, predictor ``transforms`` and spline
 ``knots``, ``interactions`` of categorical predictors, ``rules`` and ``structural_zeros``, and
-a numeric column's recording precision (``grid``, :mod:`pseudopost.models.file.grid`) and its
-``heaps`` (:mod:`pseudopost.models.file.heaps`).
+a numeric column's recording precision (``grid``, :mod:`pseudopost.models.file.grid`), its
+``heaps`` (:mod:`pseudopost.models.file.heaps`), and the grid or binned columns whose predictors
+only shift the column's distribution (``shift_only``; by default they move its spread too:
+:mod:`pseudopost.models.parts.cumulative`).
 :class:`Declarations` normalises the arguments (lists to tuples, rule texts to
 :class:`~pseudopost.models.rules.Rule`) and raises a ``TypeError``/``ValueError`` naming the
 argument and the value; the checks against the data (unknown columns, codes of the wrong type,
@@ -217,6 +219,10 @@ class Declarations:
     max_levels : int
         A numeric column with at most this many distinct observed integer values is modelled as
         categorical (:func:`~pseudopost.models.registry.choose_model`'s ``max_levels``).
+    shift_only : tuple of str
+        Columns modelled over a grid's points or over bins (``grid_ordinal``, ``binned``) whose
+        predictors shift the distribution only (the proportional-odds model); the others' move
+        its spread too (location-scale, :mod:`pseudopost.models.parts.cumulative`).
     """
 
     order: tuple[str, ...] | None = None
@@ -236,6 +242,7 @@ class Declarations:
     heaps: dict = field(default_factory=dict)
     bins: dict = field(default_factory=dict)
     max_levels: int = 10
+    shift_only: tuple[str, ...] = ()
 
     @classmethod
     def from_arguments(
@@ -258,6 +265,7 @@ class Declarations:
         heaps: Mapping[str, Sequence[int]] | None = None,
         bins: Mapping[str, Sequence[float]] | None = None,
         max_levels: int = 10,
+        shift_only: Sequence[str] = (),
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
         if isinstance(missing_codes, Codebook):
@@ -355,6 +363,7 @@ class Declarations:
             heaps=heaps_d,
             bins=bins_d,
             max_levels=max_levels,
+            shift_only=_names(shift_only, "shift_only"),
         )
 
     def named_columns(self) -> dict[str, list[str]]:
@@ -373,6 +382,7 @@ class Declarations:
             "grid": list(self.grid),
             "heaps": list(self.heaps),
             "bins": list(self.bins),
+            "shift_only": list(self.shift_only),
         }
         if self.order is not None:
             out["order"] = list(self.order)

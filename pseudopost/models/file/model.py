@@ -77,7 +77,8 @@ class FileModel(SynthModel):
         A :class:`~pseudopost.models.file.declarations.Declarations`; or give its arguments as
         keywords (``order``, ``predictor_matrix``, ``models``, ``keep``, ``drop``,
         ``missing_codes``, ``spikes``, ``transforms``, ``knots``, ``interactions``, ``rules``,
-        ``structural_zeros``, ``codebook``, ``grid``, ``max_levels``).
+        ``structural_zeros``, ``codebook``, ``grid``, ``heaps``, ``bins``, ``max_levels``,
+        ``shift_only``).
     """
 
     uniforms_per_record = 3

@@ -18,7 +18,9 @@ each zero where the part is not active; DESIGN.md section 9):
   (omitted when there is one), then, for a numeric column with declared heaps, a heap part
   ``k.heap`` over the heap labels its observed values hold (:mod:`pseudopost.models.file.heaps`),
   then a value part ``k.value`` (ordered logit, the cumulative part over the points of a declared
-  bounded grid, or the numeric family) on the active records whose status is "observed".
+  bounded grid, or the numeric family) on the active records whose status is "observed". The
+  cumulative and binned parts are location-scale (their predictors move the spread as well as
+  the location) unless the column is declared ``shift_only``.
 
 A record is active in k's parts unless a rule fixes k there. A part whose records hold one
 level only is omitted too (that level is then drawn with certainty).
@@ -167,7 +169,7 @@ class FilePlan:
         for c in self.all_columns or self.columns:
             if c in by:
                 p = by[c]
-                parts = ", ".join(f"{pp.part.name} ({pp.part.family})" for pp in p.parts)
+                parts = ", ".join(f"{pp.part.name} ({_family_text(pp.part)})" for pp in p.parts)
                 reason = p.choice.reason
                 if p.rules:
                     reason += f"; fixed by {len(p.rules)} rule(s) on {int(p.fixed.sum())} records"
@@ -204,6 +206,11 @@ class FilePlan:
         return pd.DataFrame(
             rows, columns=["column", "role", "detected", "model", "parts", "reason", "predictors"]
         )
+
+
+def _family_text(part: Part) -> str:
+    """A part's family, with "location-scale" where its predictors move the spread too."""
+    return f"{part.family}, location-scale" if getattr(part, "has_scale", False) else part.family
 
 
 def _predictor_text(f: ColumnFeatures) -> str:
@@ -310,10 +317,11 @@ def _selected(names: list[str], X: np.ndarray, active: np.ndarray):
 
 
 def _column_parts(
-    col, choice, design, X, active, masked, heaps=None, points=None, bins=None
+    col, choice, design, X, active, masked, heaps=None, points=None, bins=None, scaled=True
 ) -> tuple[tuple, int | None, int | None, int | None]:
     """The parts of one column (module docstring) given its design ``X`` on the real records,
-    its constant level or status, its constant ordinal value and its constant heap label."""
+    its constant level or status, its constant ordinal value and its constant heap label
+    (``scaled``: a cumulative or binned value part is location-scale)."""
     name, names = col.name, list(design.names)
     if choice.categorical:
         codes = col.level_codes(col.status, col.values)
@@ -354,9 +362,9 @@ def _column_parts(
             value_constant = int(held[0])
     elif observed.any():
         inputs, preds, left = _selected(names, X, observed)
-        options = {} if points is None else {"n_levels": int(points.size)}
+        options = {} if points is None else {"n_levels": int(points.size), "scaled": scaled}
         if bins is not None and choice.family == "binned":
-            options = {"n_levels": bins.n_bins, "log_widths": bins.log_widths}
+            options = {"n_levels": bins.n_bins, "log_widths": bins.log_widths, "scaled": scaled}
         part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
         parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
     return tuple(parts), constant, value_constant, heap_constant
@@ -417,6 +425,15 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
 
     grids = _check_grids(decl, encoded, choices, order)
     _check_bins(decl, encoded, choices, order)
+    for c in decl.shift_only:
+        family = choices[c].family if c in order else None
+        if family not in ("cumulative", "binned"):
+            raise ValueError(
+                f"Column {c!r} is declared 'shift_only', but it is "
+                + (f"modelled by {choices[c].model!r}" if c in order else "not synthesized")
+                + "; 'shift_only' applies to columns modelled over a bounded grid's points or "
+                "over bins (grid_ordinal, binned)."
+            )
     rules = check_rules(decl.rules, frame, visit, decl.drop)
     one_part = {c: choices[c].categorical for c in order}
     zeros = check_zeros(decl.structural_zeros, frame, visit, decl.drop, one_part)
@@ -463,8 +480,9 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         points = grid_points(grids[c], encoded[c]) if choices[c].family == "cumulative" else None
         bins = decl.bins.get(c) if choices[c].family == "binned" else None
         parts, constant, value_constant, heap_constant = _column_parts(
-            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins
-        )
+            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins,
+            scaled=c not in decl.shift_only,
+        )  # fmt: skip
         del X
         mask = None
         if c in zeros and parts:

@@ -456,63 +456,90 @@ def _log_sigmoid_and_sigmoid_of_minus(x):  # pragma: no cover - compiled
     return x - math.log1p(e), 1.0 / (1.0 + e)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _log1mexp_of_minus(gap):  # pragma: no cover - compiled
+    """log(1 - e^{-gap}) for gap >= 0 (Maechler 2012)."""
+    return math.log(-math.expm1(-gap)) if gap < math.log(2.0) else math.log1p(-math.exp(-gap))
+
+
 @njit(cache=True, nogil=True, error_model="numpy")  # a gap of 0: r = inf, log(0) = -inf
-def _cumulative_kernel(ptr, col, val, lev, cnt, cut, beta):  # pragma: no cover - compiled
+def _cumulative_kernel(ptr, col, val, lev, cnt, cut, beta, gamma):  # pragma: no cover - compiled
     m = cut.shape[0]
     p = beta.shape[0]
+    scaled = gamma.shape[0] > 0
     # per inner level k (1..m-1): log(1 - e^{-gap}) and r = 1 / (e^{gap} - 1), gap = c_k - c_{k-1}
+    # (shift only; with a scale the gap is (c_k - c_{k-1}) e^{-zeta}, per key)
     inner = np.zeros(m)
     r = np.zeros(m)
-    for k in range(1, m):
-        gap = cut[k] - cut[k - 1]
-        inner[k] = (
-            math.log(-math.expm1(-gap)) if gap < math.log(2.0) else math.log1p(-math.exp(-gap))
-        )
-        r[k] = 1.0 / math.expm1(gap)
+    if not scaled:
+        for k in range(1, m):
+            gap = cut[k] - cut[k - 1]
+            inner[k] = _log1mexp_of_minus(gap)
+            r[k] = 1.0 / math.expm1(gap)
     ll = 0.0
     gcut = np.zeros(m)
     gbeta = np.zeros(p)
+    ggamma = np.zeros(gamma.shape[0])
     for i in range(lev.shape[0]):
         eta = 0.0
+        zeta = 0.0
         for t in range(int(ptr[i]), int(ptr[i + 1])):
             eta += val[t] * beta[int(col[t])]
+            if scaled:
+                zeta += val[t] * gamma[int(col[t])]
+        sc = math.exp(-zeta) if scaled else 1.0
         k = int(lev[i])
         w = cnt[i]
         da = 0.0
         db = 0.0
-        if k < m:  # a = c_k - eta: log sigma(a), d/da = sigma(-a) (+ r inside)
-            ls_a, s_na = _log_sigmoid_and_sigmoid_of_minus(cut[k] - eta)
+        a = 0.0
+        b = 0.0
+        if k < m:  # a = (c_k - eta) e^{-zeta}: log sigma(a), d/da = sigma(-a) (+ r inside)
+            a = (cut[k] - eta) * sc
+            ls_a, s_na = _log_sigmoid_and_sigmoid_of_minus(a)
             ll += w * ls_a
             da = w * s_na
-        if k > 0:  # b = c_{k-1} - eta: log sigma(-b), d/db = -sigma(b) (- r inside)
-            ls_nb, s_b = _log_sigmoid_and_sigmoid_of_minus(eta - cut[k - 1])
+        if k > 0:  # b = (c_{k-1} - eta) e^{-zeta}: log sigma(-b), d/db = -sigma(b) (- r inside)
+            b = (cut[k - 1] - eta) * sc
+            ls_nb, s_b = _log_sigmoid_and_sigmoid_of_minus(-b)
             ll += w * ls_nb
             db = -w * s_b
         if 0 < k < m:
-            ll += w * inner[k]
-            da += w * r[k]
-            db -= w * r[k]
+            if scaled:  # one expm1: log(1 - e^{-gap}) and r = e^{-gap} / (1 - e^{-gap})
+                em = math.expm1(-(cut[k] - cut[k - 1]) * sc)
+                ll += w * math.log(-em)
+                rk = -(1.0 + em) / em
+            else:
+                ll += w * inner[k]
+                rk = r[k]
+            da += w * rk
+            db -= w * rk
         if k < m:
-            gcut[k] += da
+            gcut[k] += da * sc
         if k > 0:
-            gcut[k - 1] += db
-        s = da + db
+            gcut[k - 1] += db * sc
+        s = (da + db) * sc
+        g = da * a + db * b  # d/dzeta = -(da a + db b)
         for t in range(int(ptr[i]), int(ptr[i + 1])):
             gbeta[int(col[t])] -= s * val[t]
-    return ll, gcut, gbeta
+            if scaled:
+                ggamma[int(col[t])] -= g * val[t]
+    return ll, gcut, gbeta, ggamma
 
 
 def cumulative_loglik_grad(
-    rows, cnt, cut, beta, sparse=None
-) -> tuple[float, np.ndarray, np.ndarray]:
+    rows, cnt, cut, beta, gamma=None, sparse=None
+) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     r"""Weighted log-likelihood of the ordered logit over one level per key and its gradient
-    in the cutpoints and beta (:mod:`pseudopost.models.parts.cumulative`), in one Numba pass
-    over the keys: ``rows`` (U, p + 1) the design rows with the level appended, ``cnt`` (U)
-    the weights; ``sparse`` the design's non-zeros (:func:`sparse_rows` of ``rows[:, :p]``)."""
+    in the cutpoints, beta and gamma (the log-spread's coefficients; empty for a shift only)
+    (:mod:`pseudopost.models.parts.cumulative`), in one Numba pass over the keys: ``rows``
+    (U, p + 1) the design rows with the level appended, ``cnt`` (U) the weights; ``sparse`` the
+    design's non-zeros (:func:`sparse_rows` of ``rows[:, :p]``)."""
     p = rows.shape[1] - 1
     ptr, col, val = _sparse(rows[:, :p], sparse)
+    gamma = np.zeros(0) if gamma is None else gamma
     return _cumulative_kernel(
         ptr, col, val, np.ascontiguousarray(rows[:, p], dtype=np.float64),
         np.ascontiguousarray(cnt, dtype=np.float64), np.ascontiguousarray(cut, dtype=np.float64),
-        np.ascontiguousarray(beta, dtype=np.float64),
+        np.ascontiguousarray(beta, dtype=np.float64), np.ascontiguousarray(gamma, dtype=np.float64),
     )  # fmt: skip

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
 from typing import ClassVar
 
@@ -866,6 +866,12 @@ class Part(ABC):
         """Hessian of the weighted log-likelihood on the constrained values (flattened in
         layout order); families with :attr:`has_hessian` define it."""
         raise NotImplementedError
+
+    def nested(self) -> tuple[Part, Callable[[dict], dict]] | None:
+        """A simpler part on the same statistics whose parameters are a subset of this one's,
+        with the map from its values to this part's (the rest at their neutral values), or
+        None: the preconditioner's mode search starts from the simpler part's mode."""
+        return None
 
     def exact_draws(self, stats: Stats, n_draws: int, rng: np.random.Generator) -> dict:
         """Exact posterior draws (conjugate families only)."""

@@ -43,7 +43,17 @@ from pseudopost.models.parts._math import expit, log1mexp, log_sigmoid
 from pseudopost.models.parts.base import Layout, Param, Part
 from pseudopost.models.parts.categorical import check_levels, code_support, level_counts
 
-__all__ = ["OrdinalPart", "level_logp"]
+__all__ = ["OrdinalPart", "level_logp", "linear_blocks"]
+
+
+def linear_blocks(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``rows @ coef`` (B, U) for a block of coefficient draws ``coef`` (B, p), predictor by
+    predictor (no BLAS: a row's value does not depend on the block, as :meth:`Part.eta_rows
+    <pseudopost.models.parts.base.Part.eta_rows>`)."""
+    out = np.zeros((coef.shape[0], rows.shape[0]))
+    for j in range(rows.shape[1]):
+        out += coef[:, j, None] * rows[:, j]
+    return out
 
 
 def level_logp(cut: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,10 +163,9 @@ class OrdinalPart(Part):
     def eta_blocks(self, params, rows) -> np.ndarray:
         """Linear predictor (B, U) of a block of draws without an intercept, predictor by
         predictor (no BLAS: block-invariant values, as :meth:`Part.eta_rows`)."""
-        eta = np.zeros((params["cutpoints"].shape[0], rows.shape[0]))
-        for j in range(self.p):
-            eta += params["beta"][:, j, None] * rows[:, j]
-        return eta
+        if not self.p:
+            return np.zeros((params["cutpoints"].shape[0], rows.shape[0]))
+        return linear_blocks(params["beta"], rows)
 
     def _key_table(self, params, rows, key_row, key_y):
         cut = params["cutpoints"]  # (B, K-1)

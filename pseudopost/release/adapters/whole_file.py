@@ -36,6 +36,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     # grid = {values = [114, 401, 594]}  # the listed amounts it takes: modelled over them
     heaps = [100, 50]                 # multiples of the grid step where answers heap
     # bins = [0, 10, 100, 1000]       # public bin edges: a histogram density (binned)
+    # shift_only = true               # grid/bins: predictors shift only (default: location-scale)
 
     [sampling]
     draws = 500
@@ -82,6 +83,7 @@ __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
 _COLUMN_KEYS = (
     "model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps", "bins",
+    "shift_only",
 )  # fmt: skip
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
@@ -122,7 +124,8 @@ class WholeFileSettings:
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     """``[file.columns.X]`` tables -> the declarations' per-column mappings."""
     names = ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid", "heaps")
-    out: dict[str, dict] = {k: {} for k in (*names, "bins")}
+    out: dict[str, Any] = {k: {} for k in (*names, "bins")}
+    out["shift_only"] = []
     for col, table in columns.items():
         key = f"file.columns.{col}"
         if not isinstance(table, dict):
@@ -157,6 +160,12 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
             out["pm"][col] = preds
         if "grid" in table:
             out["grid"][col] = _table(f"{key}.grid", table["grid"])
+        if "shift_only" in table:
+            if not isinstance(table["shift_only"], bool):
+                raise fail(f"{key}.shift_only", table["shift_only"], "true or false",
+                           f"write {key}.shift_only = true.")  # fmt: skip
+            if table["shift_only"]:
+                out["shift_only"].append(col)
     return out
 
 
@@ -237,6 +246,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 heaps=cols["heaps"],
                 bins=cols["bins"],
                 max_levels=fil.get("max_levels", 10),
+                shift_only=cols["shift_only"],
             )
         except (TypeError, ValueError) as exc:
             raise SpecError(f"spec section '[file]': {exc} Fix: correct the declaration.") from None
@@ -507,6 +517,7 @@ def _declared(decl) -> dict[str, Any]:
         "heaps": {c: list(h) for c, h in decl.heaps.items()},
         "bins": {c: list(b.edges) for c, b in decl.bins.items()},
         "max_levels": decl.max_levels,
+        "shift_only": decl.shift_only,
     }
 
 

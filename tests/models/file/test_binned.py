@@ -90,7 +90,8 @@ def _by_hand(frame, draws, m):
     j = np.clip(np.searchsorted(EDGES, np.where(obs, v, 3.0), side="right") - 1, 0, 5)
     c = np.concatenate([[-np.inf], p["v.value::cutpoints"], [np.inf]])
     eta = Xa[:, 0] * p["v.value::beta"][0]
-    lv = np.log(stats.logistic.cdf(c[j + 1] - eta) - stats.logistic.cdf(c[j] - eta))
+    s = np.exp(-Xa[:, 0] * p["v.value::gamma"][0])  # location-scale (the default)
+    lv = np.log(stats.logistic.cdf((c[j + 1] - eta) * s) - stats.logistic.cdf((c[j] - eta) * s))
     lv -= np.log(np.diff(EDGES))[j]
     return f + np.where(obs, lv, 0.0)
 

@@ -80,8 +80,9 @@ def _by_hand(frame: pd.DataFrame, draws: dict, m: int) -> np.ndarray:
     k = np.rint(np.where(obs, w, 60) / 0.4536) - 89
     c = np.concatenate([[-np.inf], p["w.value::cutpoints"], [np.inf]])
     eta = Xa @ p["w.value::beta"]
+    s = np.exp(-(Xa @ p["w.value::gamma"]))  # location-scale (the default)
     idx = k.astype(int)
-    lv = np.log(stats.logistic.cdf(c[idx + 1] - eta) - stats.logistic.cdf(c[idx] - eta))
+    lv = np.log(stats.logistic.cdf((c[idx + 1] - eta) * s) - stats.logistic.cdf((c[idx] - eta) * s))
     return f + np.where(obs, lv, 0.0)
 
 
@@ -95,6 +96,27 @@ def test_plan_models_the_points(setup):
     np.testing.assert_array_equal(data[2].y[obs], np.rint(frame.w[obs] / 0.4536) - 89)
     row = prepared.plan.choices().set_index("column").loc["w"]
     assert row["model"] == "grid_ordinal" and "the 110 points of the grid" in row["reason"]
+    assert "w.value (cumulative, location-scale)" in row["parts"]
+    assert value.has_scale and value.layout.names == ["cutpoints", "beta", "gamma"]
+
+
+def test_shift_only_columns(setup, frame):
+    """``shift_only`` keeps the proportional-odds model (no gamma) for the columns it names, and
+    is refused, before any fitting, for a column not modelled over a grid's points or bins."""
+    frame_w = setup[0]
+    plan = make_plan(frame_w, Declarations.from_arguments(
+        grid={"w": GRID}, missing_codes={"w": [-8]}, shift_only=["w"]))  # fmt: skip
+    value = plan.parts[-1]
+    assert value.name == "w.value" and not value.has_scale
+    assert value.layout.names == ["cutpoints", "beta"]
+    assert "w.value (cumulative)" in plan.choices().set_index("column").loc["w", "parts"]
+    with pytest.raises(ValueError, match=r"Column 'age' is declared 'shift_only', but it is "
+                                         r"modelled by 'negative_binomial'"):  # fmt: skip
+        make_plan(frame, Declarations.from_arguments(shift_only=["age"]))
+    with pytest.raises(ValueError, match=r"'shift_only' names column\(s\) \['nope'\]"):
+        make_plan(frame, Declarations.from_arguments(shift_only=["nope"]))
+    with pytest.raises(TypeError, match=r"'shift_only' must be a list of column names"):
+        Declarations.from_arguments(shift_only="w")
 
 
 def test_record_loglik_is_status_and_cumulative_value(setup):

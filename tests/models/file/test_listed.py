@@ -82,8 +82,8 @@ def test_plan_models_the_listed_values(setup):
 
 
 def test_value_term_by_hand_and_accountant_equals_brute_force(setup):
-    """The value part's per-record log-likelihood is log[F(c_{k+1} - eta) - F(c_k - eta)] at the
-    listed value's index k (logistic F), and the accountant's reduction of the whole record
+    """The value part's per-record log-likelihood is log[F((c_{k+1} - eta) s) - F((c_k - eta) s)]
+    at the listed value's index k (logistic F, s = exp(-x'gamma): location-scale), and the accountant's reduction of the whole record
     equals the brute-force maximum over draws."""
     frame, _, _, parts, data, draws = setup
     obs = (frame.g > 0).to_numpy()
@@ -94,7 +94,10 @@ def test_value_term_by_hand_and_accountant_equals_brute_force(setup):
     for m in range(4):
         c = np.concatenate([[-np.inf], draws["g.value::cutpoints"][m], [np.inf]])
         eta = Xa @ draws["g.value::beta"][m]
-        lv = np.log(stats.logistic.cdf(c[k + 1] - eta) - stats.logistic.cdf(c[k] - eta))
+        sc = np.exp(-(Xa @ draws["g.value::gamma"][m]))
+        lv = np.log(
+            stats.logistic.cdf((c[k + 1] - eta) * sc) - stats.logistic.cdf((c[k] - eta) * sc)
+        )
         np.testing.assert_allclose(value[m], np.where(obs, lv, 0.0), rtol=1e-10, atol=1e-12)
     w = np.random.default_rng(5).uniform(0, 1, N)
     red = PartAccountant(parts, data).reduce_abs(draws, w)
