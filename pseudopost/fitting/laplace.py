@@ -101,9 +101,10 @@ def _negative(density):
 def _newton(f, hessian, start: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     r"""The mode by damped Newton steps on the exact Hessian, and the Hessian there.
 
-    Each step solves :math:`(H + \lambda I)\,s = -g` (:math:`H` the Hessian of the negative
-    log density; :math:`\lambda = 0` while :math:`H` is positive definite, else raised until
-    the Cholesky factorisation succeeds) and halves it until the objective decreases (Armijo);
+    Each step solves :math:`(H + \lambda D)\,s = -g` (:math:`H` the Hessian of the negative
+    log density, :math:`D` its diagonal's absolute values; :math:`\lambda = 0` while :math:`H`
+    is positive definite, else raised until the Cholesky factorisation succeeds:
+    :func:`_damped_solve`) and halves it until the objective decreases (Armijo);
     stopped when the Newton decrement :math:`g^\top s` falls below :data:`_DECREMENT` (the
     objective is then within about half of it from its minimum). Returns None when the
     iterations fail (a non-finite value, no decrease), so the caller falls back to
@@ -138,12 +139,19 @@ def _newton(f, hessian, start: np.ndarray) -> tuple[np.ndarray, np.ndarray] | No
 
 
 def _damped_solve(H: np.ndarray, g: np.ndarray) -> np.ndarray | None:
-    """-(H + lam I)^{-1} g with the smallest lam in 0, 1e-6 |H|, 1e-4 |H|, ... that makes the
-    matrix positive definite."""
-    scale = max(float(np.abs(np.diag(H)).max(initial=0.0)), 1e-12)
-    eye = np.eye(H.shape[0])
-    for lam in (0.0, 1e-6, 1e-4, 1e-2, 1.0):
-        C = _cholesky(H + lam * scale * eye)
+    r"""-(H + lam D)^{-1} g, D = diag(|H_jj|) (Marquardt's scaling), with the smallest lam in
+    0, 1e-6, 1e-4, ..., 1e4 that makes the matrix positive definite.
+
+    The damping is relative to each parameter's own curvature, so a step is the same whatever
+    the units of the predictors. Damping by a multiple of the largest diagonal entry instead
+    (:math:`\lambda \max_j |H_{jj}|\, I`) froze the parameters of small curvature whenever
+    one of large curvature was present: with raw fnlwgt (near 10^5, curvature 10^14) among
+    Adult's capital-gain predictors, a non-concave point (eigenvalues -8.1 and -0.67) gave a
+    decrement below 1e-8, so Newton stopped there, 96 log-density units below the mode, and the
+    preconditioner fell back to the diagonal (63 leapfrog steps per draw against 15)."""
+    D = np.diag(np.maximum(np.abs(np.diag(H)), 1e-12))
+    for lam in (0.0, 1e-6, 1e-4, 1e-2, 1e-1, 1.0, 10.0, 1e2, 1e4):
+        C = _cholesky(H + lam * D)
         if C is not None:
             return -linalg.cho_solve((C, True), g)
     return None

@@ -256,12 +256,21 @@ def posterior_tree(trace: xr.DataTree, keep) -> xr.DataTree:
 
 
 def run_nutpie(
-    compiled, *, draws, tune, chains, seed, progress, adaptation: str = "low_rank"
+    compiled,
+    *,
+    draws,
+    tune,
+    chains,
+    seed,
+    progress,
+    adaptation: str = "low_rank",
+    maxdepth: int = 10,
 ) -> xr.DataTree:
     """nutpie's sampler as every adapter runs it: low-rank mass-matrix adaptation (``"diag"``
     for a density already preconditioned, such as a column part's in
     :mod:`pseudopost.fitting.laplace`), one chain per core up to the machine's cores, no
-    warm-up draws kept."""
+    warm-up draws kept; trees of at most ``2**maxdepth - 1`` leapfrog steps (nutpie's 10 by
+    default)."""
     import nutpie
 
     return nutpie.sample(
@@ -274,6 +283,7 @@ def run_nutpie(
         progress_bar=progress,
         save_warmup=False,
         adaptation=adaptation,
+        maxdepth=maxdepth,
     )
 
 

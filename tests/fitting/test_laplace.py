@@ -95,6 +95,25 @@ def test_location_scale_part_reaches_its_mode_from_the_shift_only_mode(monkeypat
     assert np.all(np.abs(got - gamma) < 0.2), (got, gamma)  # the levels' spreads (prior: 0.1 low)
 
 
+def test_newton_damping_is_scale_free_past_a_non_concave_point():
+    """f = 5e13 x1^2 + x2^4 / 4 - x2^2 / 2 from x2 = 0.1, where f'' < 0 in x2 and x1's
+    curvature is 1e14 (a predictor in raw units, Adult's fnlwgt): damping by a multiple of the
+    largest curvature froze x2 (a step of 1e-9, a decrement below the stopping threshold) and
+    Newton stopped there; damping relative to each parameter's curvature reaches the minimum
+    at x2 = 1, where the Hessian is positive definite."""
+
+    def f(x):
+        return 5e13 * x[0] ** 2 + x[1] ** 4 / 4 - x[1] ** 2 / 2, np.array(
+            [1e14 * x[0], x[1] ** 3 - x[1]]
+        )
+
+    found = laplace._newton(f, lambda x: np.diag([1e14, 3 * x[1] ** 2 - 1]), np.array([1e-7, 0.1]))
+    assert found is not None
+    x, H = found
+    np.testing.assert_allclose(x, [0.0, 1.0], atol=1e-3)
+    assert np.all(np.linalg.eigvalsh(H) > 0)
+
+
 def test_parts_without_a_hessian_use_differences():
     part, stats = _stats("poisson", {})
     assert not part.log_density(stats).has_hessian

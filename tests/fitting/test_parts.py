@@ -168,3 +168,26 @@ def _sq_ess(post, name):
     da = post[name]
     dev = (da - da.mean(("chain", "draw"))) ** 2
     return np.atleast_1d(azs.ess(dev.to_dataset(name="v"), method="bulk")["v"].to_numpy()).ravel()
+
+
+def test_trees_are_capped_in_whitened_variables_only(monkeypatch):
+    """With a dense Laplace factor the trees stop at 2**6 - 1 = 63 leapfrog steps (the draws'
+    n_steps say so); with the diagonal fallback nutpie keeps its depth of 10."""
+    import pseudopost.fitting.laplace as laplace
+    import pseudopost.fitting.parts as parts
+
+    seen = []
+    run = parts.run_nutpie
+    monkeypatch.setattr(
+        parts, "run_nutpie", lambda *a, **k: seen.append(k["maxdepth"]) or run(*a, **k)
+    )
+    part, data, w = _ordinal()
+    stats = part.statistics(data, w)
+    tree = PartSampler(part, stats).sample(stats, draws=50, tune=50, chains=1, seed=1)
+    assert seen == [parts.WHITENED_MAXDEPTH] == [6]
+    assert int(tree["sample_stats"]["n_steps"].max()) <= 63
+    x0, L = laplace.laplace_transform(part, stats)
+    diagonal = lambda *a, **k: (x0, np.diag(np.sqrt(np.diag(L @ L.T))))  # noqa: E731
+    monkeypatch.setattr(laplace, "laplace_transform", diagonal)
+    PartSampler(part, stats).sample(stats, draws=5, tune=5, chains=1, seed=1)
+    assert seen[-1] == 10
