@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
-from pseudopost.fitting.sampler import posterior_tree, run_nutpie
+from pseudopost.fitting.sampler import NUTPIE_MAXDEPTH, posterior_tree, run_nutpie
 from pseudopost.models.parts import Part, Stats
 
 __all__ = ["PartSampler", "nutpie_model", "preconditioned_model", "sample_part", "shared_data"]
@@ -173,7 +173,7 @@ class PartSampler:
         if self.part.conjugate:
             return _exact_tree(self.part, stats, draws, chains, seed)
         data = shared_data(self.part, stats)
-        depth = 10
+        depth = NUTPIE_MAXDEPTH
         if self.precondition:
             from pseudopost.fitting.laplace import laplace_transform
 

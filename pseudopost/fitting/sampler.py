@@ -58,6 +58,7 @@ from pymc.model.fgraph import clone_model
 from pseudopost.models.weighting import value_of
 
 __all__ = [
+    "NUTPIE_MAXDEPTH",
     "SAMPLERS",
     "FitDiagnostics",
     "NutpieJaxSampler",
@@ -255,6 +256,10 @@ def posterior_tree(trace: xr.DataTree, keep) -> xr.DataTree:
     return xr.DataTree.from_dict(groups)
 
 
+#: nutpie's own deepest NUTS tree (2**10 - 1 leapfrog steps)
+NUTPIE_MAXDEPTH = 10
+
+
 def run_nutpie(
     compiled,
     *,
@@ -264,13 +269,13 @@ def run_nutpie(
     seed,
     progress,
     adaptation: str = "low_rank",
-    maxdepth: int = 10,
+    maxdepth: int = NUTPIE_MAXDEPTH,
 ) -> xr.DataTree:
     """nutpie's sampler as every adapter runs it: low-rank mass-matrix adaptation (``"diag"``
     for a density already preconditioned, such as a column part's in
     :mod:`pseudopost.fitting.laplace`), one chain per core up to the machine's cores, no
-    warm-up draws kept; trees of at most ``2**maxdepth - 1`` leapfrog steps (nutpie's 10 by
-    default)."""
+    warm-up draws kept; trees of at most ``2**maxdepth - 1`` leapfrog steps (nutpie's
+    :data:`NUTPIE_MAXDEPTH` by default)."""
     import nutpie
 
     return nutpie.sample(
