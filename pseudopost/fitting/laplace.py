@@ -200,10 +200,15 @@ def _factor(H: np.ndarray) -> np.ndarray | None:
 
 
 def laplace_transform(
-    part: Part, stats: Stats, *, max_dim: int = MAX_DIM
+    part: Part, stats: Stats, *, max_dim: int = MAX_DIM, start: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(x0, L)`` with ``x = x0 + L z`` (module docstring): the mode and a square matrix with
     :math:`L L^\\top = H^{-1}` (dense up to ``max_dim`` parameters, else diagonal).
+
+    ``start`` (packed parameters, optional) is where the mode search starts instead of
+    :func:`_start`: the mode of the same part under other weights (the unweighted fit's, for
+    a weighted refit) is a few Newton steps from this one. The mode found is the same to within
+    the search's tolerance; a start where the density is not finite is ignored.
 
     Parts with an exact Hessian (:attr:`Part.has_hessian
     <pseudopost.models.parts.base.Part.has_hessian>`) and at most ``max_dim`` parameters reach
@@ -213,7 +218,7 @@ def laplace_transform(
     BLAS runs on one thread meanwhile (:func:`_one_blas_thread`).
     """
     with _one_blas_thread():
-        return _transform(part, stats, max_dim)
+        return _transform(part, stats, max_dim, start)
 
 
 def _start(part: Part, stats: Stats, max_dim: int) -> np.ndarray:
@@ -233,11 +238,22 @@ def _start(part: Part, stats: Stats, max_dim: int) -> np.ndarray:
     return part.layout.pack(extend(inner.layout.unpack(x)))
 
 
-def _transform(part: Part, stats: Stats, max_dim: int) -> tuple[np.ndarray, np.ndarray]:
+def _transform(
+    part: Part, stats: Stats, max_dim: int, start: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     density = part.log_density(stats)
     d = part.layout.size
     f = _negative(density)
-    start = _start(part, stats, max_dim)
+    if start is not None:
+        start = np.asarray(start, dtype=float)
+        if start.shape != (d,):
+            raise ValueError(f"'start' must have shape ({d},) for part {part.name!r}; got "
+                             f"{start.shape}.")  # fmt: skip
+        with np.errstate(all="ignore"):
+            if not np.isfinite(f(start)[0]):
+                start = None
+    if start is None:
+        start = _start(part, stats, max_dim)
     if density.has_hessian and d <= max_dim:
         with np.errstate(all="ignore"):
             found = _newton(f, lambda x: -density.hessian(x), start)

@@ -167,17 +167,40 @@ class PartSampler:
         chains: int,
         seed: int,
         progress: bool = False,
+        start: np.ndarray | None = None,
     ) -> xr.DataTree:
-        """Posterior draws (groups ``posterior`` and, for MCMC, ``sample_stats``)."""
+        """Posterior draws (groups ``posterior`` and, for MCMC, ``sample_stats``); ``start``
+        (packed parameters) is where the preconditioner's mode search starts (see
+        :func:`~pseudopost.fitting.laplace.laplace_transform`)."""
+        return self.sample_with_mode(
+            stats, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress,
+            start=start,
+        )[0]  # fmt: skip
+
+    def sample_with_mode(
+        self,
+        stats: Stats,
+        *,
+        draws: int,
+        tune: int,
+        chains: int,
+        seed: int,
+        progress: bool = False,
+        start: np.ndarray | None = None,
+    ) -> tuple[xr.DataTree, np.ndarray | None]:
+        """:meth:`sample`, and the preconditioner's mode (packed; None for a conjugate or an
+        unpreconditioned part), which a refit under other weights can ``start`` from."""
         _check_counts(draws, tune, chains)
         if self.part.conjugate:
-            return _exact_tree(self.part, stats, draws, chains, seed)
+            return _exact_tree(self.part, stats, draws, chains, seed), None
         data = shared_data(self.part, stats)
         depth = NUTPIE_MAXDEPTH
+        mode = None
         if self.precondition:
             from pseudopost.fitting.laplace import laplace_transform
 
-            data[_X0], data[_L] = laplace_transform(self.part, stats)
+            data[_X0], data[_L] = laplace_transform(self.part, stats, start=start)
+            mode = data[_X0]
             if _is_dense(data[_L]):
                 depth = WHITENED_MAXDEPTH
         compiled = self.compiled.with_data(**data)
@@ -185,7 +208,7 @@ class PartSampler:
             compiled, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress,
             adaptation="diag" if self.precondition else "low_rank", maxdepth=depth,
         )  # fmt: skip
-        return posterior_tree(trace, self.part.layout.names)
+        return posterior_tree(trace, self.part.layout.names), mode
 
 
 def _exact_tree(part: Part, stats: Stats, draws: int, chains: int, seed: int) -> xr.DataTree:

@@ -25,14 +25,18 @@ def _three_columns(n=300, seed=0):
     return pd.DataFrame({"a": a, "b": np.round(b, 3), "c": c})
 
 
-def _fit_columns(frame, draws, tune, chains, seed, workers=1):
+def _fit_columns(frame, draws, tune, chains, seed, workers=1, weights=None, start=None):
     model = FileModel(models={"b": "normal"})
     prepared = model.prepare(frame)
     parts = model.parts(prepared)
     data = [GroupedData.of(p, d) for p, d in zip(parts, model.part_data(prepared), strict=True)]
     sampler = ColumnSampler(parts, workers=workers)
-    stats = statistics_data(parts, data, np.ones(len(frame)))
-    return sampler.sample(stats, draws=draws, tune=tune, chains=chains, seed=seed)
+    w = np.ones(len(frame)) if weights is None else weights
+    stats = statistics_data(parts, data, w)
+    if start is None:
+        return sampler.sample(stats, draws=draws, tune=tune, chains=chains, seed=seed)
+    return sampler.sample_with_modes(stats, draws=draws, tune=tune, chains=chains, seed=seed,
+                                     start=start)  # fmt: skip
 
 
 def _fit_joint(frame, draws, tune, chains, seed):
@@ -121,13 +125,13 @@ def test_blas_on_one_thread_throughout_every_fit(workers, monkeypatch):
     from pseudopost.fitting import parts as fitting_parts
 
     seen = []
-    sample = fitting_parts.PartSampler.sample
+    sample = fitting_parts.PartSampler.sample_with_mode
 
     def spy(self, stats, **kw):
         seen.append({i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"})
         return sample(self, stats, **kw)
 
-    monkeypatch.setattr(fitting_parts.PartSampler, "sample", spy)
+    monkeypatch.setattr(fitting_parts.PartSampler, "sample_with_mode", spy)
     frame = _three_columns(n=150, seed=3)
     before = [i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"]
     with warnings.catch_warnings():
@@ -149,6 +153,31 @@ def test_same_seed_same_draws_on_dask():
             remote = _fit_columns(frame, 40, 40, 1, 5)["posterior"]
     for v in local.data_vars:
         np.testing.assert_array_equal(local[v].to_numpy(), remote[v].to_numpy())
+
+
+def test_a_refit_from_given_modes_is_the_same_on_threads_and_dask():
+    """A weighted refit whose parts start their mode searches at the unweighted fit's modes
+    (passed explicitly, as the mechanism does) gives the same draws on threads, whatever their
+    number, and on Dask; the modes come back for every preconditioned part."""
+    distributed = pytest.importorskip("distributed")
+    frame = _three_columns(n=150, seed=3)
+    w = np.random.default_rng(0).uniform(0.2, 1.0, len(frame))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _, modes = _fit_columns(frame, 20, 20, 1, 5, start={})
+        assert set(modes) == {"b.value", "c"}  # "a" (no predictors) is drawn exactly
+        one, m1 = _fit_columns(frame, 40, 40, 1, 6, weights=w, start=modes)
+        two, _ = _fit_columns(frame, 40, 40, 1, 6, workers=2, weights=w, start=modes)
+        with distributed.Client(processes=False, n_workers=2, threads_per_worker=1,
+                                dashboard_address=None):  # fmt: skip
+            remote, m3 = _fit_columns(frame, 40, 40, 1, 6, weights=w, start=modes)
+    for v in one["posterior"].data_vars:
+        a = one["posterior"][v].to_numpy()
+        np.testing.assert_array_equal(a, two["posterior"][v].to_numpy())
+        np.testing.assert_array_equal(a, remote["posterior"][v].to_numpy())
+    for k in m1:
+        np.testing.assert_array_equal(m1[k], m3[k])
+        assert not np.array_equal(m1[k], modes[k])  # other weights, another mode
 
 
 def test_conjugate_part_is_drawn_exactly():

@@ -41,7 +41,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -554,6 +554,9 @@ class _Fitted:
     path_note: str
     bound: float | None
     part_data: tuple | None = None  # the "parts" path: each part's (grouped) data
+    # the "parts" path: the unweighted fit's mode of each part, where every weighted refit's
+    # mode search starts (ColumnSampler.sample_with_modes)
+    modes: dict = field(default_factory=dict)
 
     def sampler_data(self, weights: np.ndarray, unweighted: bool = False) -> dict:
         """Everything the sampler's model reads for the given weights: the weighted sufficient
@@ -573,7 +576,19 @@ class _Fitted:
         """Draws of the pseudo posterior with weights ``weights`` (eq. 1); ``unweighted`` lifts
         the censoring (the ordinary posterior of the risk step)."""
         data = self.sampler_data(weights, unweighted)
-        return self.sampler.sample(data, seed=seed, **self.settings.sampling())
+        if self.path != "parts":
+            return self.sampler.sample(data, seed=seed, **self.settings.sampling())
+        # weighted refits start their mode searches at the unweighted fit's modes (a few
+        # Newton steps away): always those, never the last refit's, so that a refit's draws do
+        # not depend on which refits ran before it (floor cost, re-weighting, calibration)
+        tree, modes = self.sampler.sample_with_modes(
+            data, seed=seed, start=None if unweighted else self.modes,
+            **self.settings.sampling(),
+        )  # fmt: skip
+        if unweighted:
+            self.modes.clear()
+            self.modes.update(modes)
+        return tree
 
     def draws(self, tree: xr.DataTree) -> dict[str, np.ndarray]:
         """Flat draws (chain-major) of the model's free variables."""
