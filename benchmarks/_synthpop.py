@@ -248,7 +248,10 @@ def disclosure(
     """synthpop's ``disclosure(synthetic, real, keys, target, cont.na)`` with its defaults.
 
     Returns the identity (UiO, UiS, UiOiS, repU), attribute (Dorig, Dsyn, iS, DiS, DiSCO,
-    DiSDiO, max_denom, mean_denom) and CAP measures, or None when R or synthpop is absent.
+    DiSDiO, max_denom, mean_denom) and CAP measures, or None when R or synthpop is absent; and
+    ``DiSCO_small``, ``DiSDiO_small``: the same with ``exclude_ov_denom_lim = TRUE`` (only real
+    (key, target) cells of at most ``denom_lim`` = 5 records count: synthpop's exclusion of
+    what an intruder learns about a whole group rather than about a few records).
     """
     if not synthpop_available():
         return None
@@ -265,7 +268,12 @@ def disclosure(
             keys <- strsplit(args[2], ",")[[1]]
             r <- disclosure(s, d, keys = keys, target = args[3], cont.na = rc(),
                             print.flag = FALSE)
-            v <- c(unlist(r$ident), unlist(r$attrib), unlist(r$allCAPs))
+            # the same, counting only (key, target) cells of at most denom_lim (5) real
+            # records: synthpop's own exclusion of inferences about larger groups
+            r5 <- disclosure(s, d, keys = keys, target = args[3], cont.na = rc(),
+                             print.flag = FALSE, exclude_ov_denom_lim = TRUE)
+            v <- c(unlist(r$ident), unlist(r$attrib), unlist(r$allCAPs),
+                   DiSCO_small = r5$attrib$DiSCO, DiSDiO_small = r5$attrib$DiSDiO)
             write.csv(data.frame(name = sub("[.].*$", "", names(v)), value = sprintf("%.17g", v)),
                       file.path(dir, "out.csv"), row.names = FALSE)
             """
