@@ -91,7 +91,7 @@ FILES = {
                 # agency declares its own bands
                 "age": {"at": [22, 26, 35, 55, 65], "columns": ADULT_AFTER_AGE},
                 # income's model bends with the amounts of capital-loss and capital-gain: real
-                # P(>50K) is 85% for losses of 1,850-2,000 but under 10% for 1,500-1,800 and
+                # P(>50K) is 80-87% for losses of 1,850-2,000 but under 10% for 1,500-1,800 and
                 # 2,000-2,200, where a line in the amount gave 59% and 65%; these knots (every
                 # 100 over 1,400-2,500; gains at 3,000, 5,000, 7,000, 8,000) were chosen by
                 # looking at the data: outside epsilon, stated in the results
