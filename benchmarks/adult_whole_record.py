@@ -5,7 +5,9 @@ at a fixed seed): sex (logistic), race (multinomial logit), age (negative binomi
 (ordinal, its public order by years of schooling), marital status (multinomial logit), hours
 per week (negative binomial), capital gain (hurdle log-normal) and income class (logistic),
 each conditioned on the columns before it. Predictors enter through public transforms only:
-age and hours as (x - 40) / 10, education as its integer code, capital gain as log1p.
+age and hours as (x - 40) / 10, capital gain as log1p; education by its levels (one-hot: the
+whole-file models' encoding of a categorical predictor, since ``pp.synthesize`` fits the file
+model; the integer-code transform of the earlier SequentialModel runs is no longer accepted).
 
 One fit of the mechanism gives both synthesizers: the unweighted posterior (the risk step) and
 the risk-weighted one. For each: the local epsilon (2 max_i Delta_i, add/remove neighbours, per
@@ -46,7 +48,7 @@ COLUMNS = [
     "capital-gain",
     "income",
 ]
-TRANSFORMS = {"age": (40.0, 10.0), "hours-per-week": (40.0, 10.0), "education": "codes"}
+TRANSFORMS = {"age": (40.0, 10.0), "hours-per-week": (40.0, 10.0)}
 
 
 def adult_frame(n: int, seed: int) -> pd.DataFrame:
