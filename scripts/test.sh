@@ -11,7 +11,7 @@ if [ -n "${CI:-}" ] && ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
     >/tmp/pseudopost-chromium.log 2>&1 || echo "Chromium install failed; the report test will skip."
 fi
-.venv/bin/ruff check pseudopost tests benchmarks
+.venv/bin/ruff check .  # the package, tests, benchmarks, examples, scripts and notebooks
 # Tests run on every core (pytest-xdist); each module stays on one worker so its fixtures
 # (compiled models, fitted results) are built once.
 exec .venv/bin/python -m pytest -m "not slow" -n auto --dist loadscope "$@"
