@@ -25,7 +25,7 @@ seed and the part's position only (:func:`part_seed`), so the same seed gives th
 whatever the number of workers or their schedule.
 
 :class:`ColumnSampler` follows the package's sampler protocol: it is built once for the parts,
-keeps no data of a fit (only the last fit's seconds and modes per part, for inspection), and
+keeps no data of a fit (only the last fit's seconds per part, for inspection), and
 ``sample(data, *, draws, tune, chains, seed, progress)`` takes the statistics of every part
 (:func:`statistics_data`: arrays keyed ``"{part}::{statistic}"``). A refit under other weights
 may pass ``start``, the modes of an earlier fit (:meth:`ColumnSampler.sample_with_modes`),
@@ -109,7 +109,7 @@ def _fit_one(
     whether another part is in its preconditioner at that moment
     (:func:`~pseudopost.fitting.laplace._one_blas_thread`), and with it the rounding of the
     densities' matrix products, so the same seed could give other draws on another schedule or
-    number of workers. (Also set around the whole fit by :meth:`ColumnSampler._draw`; here for
+    number of workers. (Also set around the whole fit by :meth:`ColumnSampler._draw_parts`; here for
     a Dask worker process.)"""
     t0 = time.perf_counter()
     with _one_blas_thread():
@@ -169,7 +169,6 @@ class ColumnSampler(Sampler):
         self._keep = frozenset(f"{p.name}{SEP}{q}" for p in parts for q in p.layout.names)
         self._samplers: dict[str, PartSampler] = {}
         self.timings: dict[str, float] = {}
-        self.modes: dict[str, np.ndarray] = {}
 
     def __repr__(self) -> str:
         return f"ColumnSampler(parts={[p.name for p in self.parts]}, backend={self.backend!r})"
@@ -217,24 +216,28 @@ class ColumnSampler(Sampler):
         ``start`` maps part names to where each part's mode search starts: the modes of an
         earlier fit of the same parts (the unweighted fit's, for a weighted refit), passed
         explicitly so that a fit's draws depend on its arguments only, on threads and on Dask
-        alike. :attr:`timings` and :attr:`modes` also keep the last fit's seconds and modes per
-        part, for inspection.
+        alike. :attr:`timings` keeps the last fit's seconds per part, for inspection.
         """
-        values = self._checked(data)
-        with _one_blas_thread():
-            trace, modes = self._draw_parts(values, draws=draws, tune=tune, chains=chains,
-                                            seed=seed, progress=progress, start=start)  # fmt: skip
+        trace, modes = self._draw_parts(self._checked(data), draws=draws, tune=tune,
+                                        chains=chains, seed=seed, progress=progress,
+                                        start=start)  # fmt: skip
         return posterior_tree(trace, self._keep), modes
 
     def _draw(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
-        """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``), with
-        BLAS on one thread throughout (:func:`_fit_one`; set here, in the calling thread, so
-        that the limit holds in the pool's threads)."""
-        with _one_blas_thread():
-            return self._draw_parts(data, draws=draws, tune=tune, chains=chains, seed=seed,
-                                    progress=progress, start=None)[0]  # fmt: skip
+        return self._draw_parts(data, draws=draws, tune=tune, chains=chains, seed=seed,
+                                progress=progress, start=None)[0]  # fmt: skip
 
     def _draw_parts(
+        self, data, *, draws, tune, chains, seed, progress, start
+    ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
+        """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``) and
+        their modes, with BLAS on one thread throughout (:func:`_fit_one`; set here, in the
+        calling thread, so that the limit holds in the pool's threads)."""
+        with _one_blas_thread():
+            return self._fit_parts(data, draws=draws, tune=tune, chains=chains, seed=seed,
+                                   progress=progress, start=start)  # fmt: skip
+
+    def _fit_parts(
         self, data, *, draws, tune, chains, seed, progress, start
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         stats = self._stats(data)
@@ -270,7 +273,6 @@ class ColumnSampler(Sampler):
         self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
         modes = {p.name: r[2] for p, r in zip(self.parts, results, strict=True)
                  if r[2] is not None}  # fmt: skip
-        self.modes = modes
         return _pair(self.parts, [r[0] for r in results], chains, draws), modes
 
 
