@@ -110,6 +110,10 @@ class Variable:
         For a labelled categorical column: file value -> category in the frame (codes included).
     ordered : bool
         Whether the categories are ordered (SPSS ordinal).
+    valid_range : (float, float) or None
+        The codebook's valid range of a numeric column's values (codes apart), e.g. ``(18, 89)``
+        for ages where 89 means "89 or older" (a topcode): a whole-file synthesizer keeps its
+        synthetic values inside it and spends no budget on the column's bounds.
     """
 
     name: str
@@ -123,6 +127,7 @@ class Variable:
     codes: dict = field(default_factory=dict)
     categories: dict = field(default_factory=dict)
     ordered: bool = False
+    valid_range: tuple[float, float] | None = None
 
     @property
     def categorical(self) -> bool:
@@ -143,6 +148,12 @@ class Codebook:
         """``{column: [codes as in the frame]}`` for columns that declare codes: the
         ``missing_codes=`` argument of a whole-file synthesizer."""
         return {n: list(v.codes) for n, v in self.variables.items() if v.codes}
+
+    @property
+    def valid_ranges(self) -> dict[str, tuple[float, float]]:
+        """``{column: (low, high)}`` for columns whose valid range is declared: the ``bounds=``
+        argument of a whole-file synthesizer."""
+        return {n: v.valid_range for n, v in self.variables.items() if v.valid_range is not None}
 
     @property
     def code_labels(self) -> dict[str, dict]:

@@ -136,9 +136,13 @@ def test_adult_weighted_epsilon_below_unweighted(adult_run):
 def test_adult_choices_and_synthetic_frame(adult_run):
     frame, out = adult_run
     table = out.choices.set_index("column")
-    assert list(table.model) == ["logistic", "negative_binomial", "logistic"]
+    # age's integers and support from the structure stage (DP): modelled over its integers
+    assert list(table.model) == ["logistic", "grid_ordinal", "logistic"]
     assert set(table.role) == {"synthetic"}
-    assert table.loc["age", "parts"] == "age.value (negative_binomial)"
+    assert table.loc["age", "parts"].startswith("age.value (cumulative")
+    assert table.loc["age", "support"].startswith("DP (epsilon")
+    lo, hi = out.structure.columns["age"].support
+    assert out.synthetic.age.between(lo, hi).all()
     syn = out.synthetic
     assert (syn.dtypes == frame.dtypes).all()
     for c in ("sex", "income"):
@@ -157,8 +161,14 @@ def test_adult_same_seed_same_synthesis(adult_run):
     assert list(u.columns) == ["sex", "age", "income"]
     assert (u.dtypes == frame.dtypes).all()
     pd.testing.assert_frame_equal(u, out.result.synthesize(seed=5, weighted=False))
-    assert out.privacy_statement == out.result.privacy_statement
+    mechanism = out.result.privacy_statement
+    assert out.privacy_statement.epsilon == mechanism.epsilon
+    assert out.privacy_statement.structure_epsilon == pytest.approx(out.structure_epsilon)
+    assert mechanism.structure_epsilon == 0.0 and out.structure_epsilon > 0
     assert out.privacy_statement.scope == "local"
+    # sex and income are text: their levels by DP partition selection, the stage's delta
+    assert set(out.structure.levels) == {"sex", "income"}
+    assert out.privacy_statement.structure_delta == pytest.approx(2e-7)
 
 
 def test_adult_synthesize_m_is_deprecated_and_returns_its_old_types(adult_run):
@@ -175,7 +185,14 @@ def test_adult_synthesize_m_is_deprecated_and_returns_its_old_types(adult_run):
 
 # ---------------------------------------------------------------------- real files as they are
 def _survey(name: str, n: int) -> pd.DataFrame:
-    return pd.read_csv(DATA_DIR / name).sample(n, random_state=7).reset_index(drop=True)
+    """A sample of a shipped survey, its text columns' answer categories declared as a codebook
+    lists them (pandas categories: every level of the full file), so that the structure stage
+    selects no level."""
+    full = pd.read_csv(DATA_DIR / name)
+    for c in full.columns:
+        if pd.api.types.is_string_dtype(full[c]) or full[c].dtype == object:
+            full[c] = pd.Categorical(full[c], categories=sorted(full[c].dropna().unique()))
+    return full.sample(n, random_state=7).reset_index(drop=True)
 
 
 @pytest.fixture(scope="module", params=["yrbss.csv", "slid.csv"])
@@ -340,9 +357,9 @@ def test_deprecated_whole_record_options_still_work():
     """pseudopost 0.1's ``sampler`` and ``unmodelled`` keep working, with a warning."""
     frame = pd.DataFrame(
         {
-            "a": np.tile(["x", "y", "z"], 20),
+            "a": pd.Categorical(np.tile(["x", "y", "z"], 20)),  # levels declared
             "b": np.tile([0, 1], 30),
-            "c": np.tile(["u", "v", "w", "t"], 15),
+            "c": pd.Categorical(np.tile(["u", "v", "w", "t"], 15)),
         }
     )
     with pytest.warns(DeprecationWarning, match="unmodelled"):

@@ -61,6 +61,13 @@ class PrivacyStatement:
     unit: Unit
     assumptions: tuple[str, ...] = ()
     source: str = ""
+    #: a structure stage paid once per release before the mechanism ran (a whole file's DP
+    #: bounds, bins and spikes; :mod:`pseudopost.mechanisms.structure`): pure epsilon-DP,
+    #: add/remove, global; it adds to the release's charge once, whatever m
+    structure_epsilon: float = 0.0
+    #: the structure stage's delta (partition selection of text levels), paid once like its
+    #: epsilon
+    structure_delta: float = 0.0
 
     def __post_init__(self) -> None:
         if not (isinstance(self.epsilon, (int, float)) and math.isfinite(self.epsilon)) or (
@@ -80,6 +87,19 @@ class PrivacyStatement:
             raise ValueError(f"'unit' must be one of {UNITS}. Got {self.unit!r}.")
         object.__setattr__(self, "epsilon", float(self.epsilon))
         object.__setattr__(self, "delta", float(self.delta))
+        se = self.structure_epsilon
+        if not (isinstance(se, (int, float)) and math.isfinite(se) and se >= 0):
+            raise ValueError(
+                f"A privacy statement's 'structure_epsilon' must be a finite number >= 0. "
+                f"Got {se!r}."
+            )
+        object.__setattr__(self, "structure_epsilon", float(se))
+        if not (0.0 <= float(self.structure_delta) <= 1.0):
+            raise ValueError(
+                f"A privacy statement's 'structure_delta' must be in [0, 1]. "
+                f"Got {self.structure_delta!r}."
+            )
+        object.__setattr__(self, "structure_delta", float(self.structure_delta))
         object.__setattr__(self, "assumptions", tuple(str(a) for a in self.assumptions))
 
     @property
@@ -91,11 +111,16 @@ class PrivacyStatement:
     def charge(self, m: int = 1) -> tuple[float, float]:
         r"""(epsilon, delta) that releasing ``m`` synthetic datasets costs: basic composition
         :math:`(m\varepsilon, m\delta)` for ``unit="dataset"``, (epsilon, delta) once for
-        ``unit="release"`` (the datasets are samples of one release: post-processing)."""
+        ``unit="release"`` (the datasets are samples of one release: post-processing); plus
+        the structure stage's :math:`\varepsilon_s` once (sequential composition: the structure
+        is chosen once for all m datasets)."""
         if int(m) != m or m < 1:
             raise ValueError(f"'m' must be a whole number >= 1. Got {m!r}.")
         k = int(m) if self.unit == "dataset" else 1
-        return k * self.epsilon, min(1.0, k * self.delta)
+        return (
+            k * self.epsilon + self.structure_epsilon,
+            min(1.0, k * self.delta + self.structure_delta),
+        )
 
     def composes_with(self, other: PrivacyStatement) -> bool:
         """Whether the two guarantees add into one guarantee of the same kind: both global under
@@ -125,4 +150,11 @@ class PrivacyStatement:
         )
         per = "per synthetic dataset" if self.unit == "dataset" else "for the whole release"
         text = f"{self.scope} {what} {per}, neighbours: {self.neighbouring}"
+        if self.structure_epsilon:
+            text += (
+                f"; plus a structure stage of global ({self.structure_epsilon:.3g}, "
+                f"{self.structure_delta:.3g})-DP once per release (bounds, bins, spikes, "
+                f"levels; add/remove), so one dataset costs "
+                f"{self.epsilon + self.structure_epsilon:.6g} in all"
+            )
         return text + (f"; assumes {'; '.join(self.assumptions)}" if self.assumptions else "")

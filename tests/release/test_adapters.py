@@ -130,8 +130,16 @@ def test_the_statement_is_held_to_the_cap(produced):
     cap, delta_cap = adapter.cap(spec)
     assert eps <= cap * (1 + 1e-9) and delta <= delta_cap * (1 + 1e-9) + 1e-15
     one = st.charge(1)
-    if st.unit == "dataset":  # m datasets compose: m epsilon
-        assert (eps, delta) == pytest.approx((spec.m * one[0], spec.m * one[1]))
+    if st.unit == "dataset":  # m datasets compose: m epsilon, plus a structure stage once
+        assert (eps, delta) == pytest.approx(
+            (
+                spec.m * st.epsilon + st.structure_epsilon,
+                spec.m * st.delta + st.structure_delta,
+            )
+        )
+        assert one == pytest.approx(
+            (st.epsilon + st.structure_epsilon, st.delta + st.structure_delta)
+        )
     else:  # m samples of one release: charged once
         assert (eps, delta) == one and cap == spec.settings.epsilon
 

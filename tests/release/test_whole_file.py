@@ -63,6 +63,7 @@ out = "out"
 [budget]
 total_epsilon = 5000.0
 max_epsilon = 1000.0
+total_delta = 1e-4
 
 [disclosure]
 keys = ["age", "region"]
@@ -112,6 +113,106 @@ def test_release_folder_privacy_record_and_report(released):
     np.testing.assert_array_equal(np.round(np.rint(w / 0.25) * 0.25, 2), w)
     assert "round(k * 0.25, 2)" in page and "heaps at multiples of 4 grid steps" in page
     assert "wage.heap (bernoulli)" in page
+
+
+def test_structure_stage_in_the_record_ledger_and_report(released):
+    """The structure stage (default structure_epsilon = 1) is paid once and recorded: the
+    statement and privacy.json carry its epsilon, the ledger charges m x epsilon + it, the
+    report states it, and every synthetic age lies in its DP support."""
+    folder, outcome = released
+    out = folder / "out"
+    p = json.loads((out / "privacy.json").read_text())
+    se = p["structure_epsilon"]
+    assert 0 < se <= 1.0 and p["statement"]["structure_epsilon"] == pytest.approx(se)
+    assert p["structure"]["epsilon"] == pytest.approx(se) and p["structure"]["budget"] == 1.0
+    # age (integers, no declared model) is free; wage (declared model and grid) is not
+    assert set(p["structure"]["columns"]) == {"age"}
+    age = p["structure"]["columns"]["age"]
+    assert age["model"] == "grid_ordinal" and age["sources"]["support"].startswith("DP")
+    assert p["stages"][0]["epsilon"] == pytest.approx(se)
+    assert p["epsilon_total"] == pytest.approx(2 * outcome.epsilon + se)
+    assert outcome.charge == pytest.approx(2 * outcome.epsilon + se)
+    ledger = json.loads((folder / "survey.csv.ledger.json").read_text())
+    entry = ledger["entries"][-1]
+    assert entry["charge"] == pytest.approx(2 * entry["epsilon"] + se)
+    assert entry["statement"]["structure_epsilon"] == pytest.approx(se)
+    lo, hi = age["support"]
+    for j in (1, 2):
+        syn = pd.read_csv(out / f"synthetic-{j}.csv")
+        assert lo <= syn.age.min() and syn.age.max() <= hi
+        assert (syn.age == np.round(syn.age)).all()
+    page = (out / "report.html").read_text()
+    assert "Structure stage" in page and "structure stage epsilon (once per release)" in page
+    assert "coded to it" in page
+
+
+def test_structure_is_the_same_for_validate_fit_and_account(tmp_path):
+    """Seeded from the spec: the same structure each call (validate, fit, account)."""
+    from pseudopost.release.adapters import ADAPTERS
+
+    _frame().to_csv(tmp_path / "survey.csv", index=False)
+    (tmp_path / "spec.toml").write_text(SPEC.format(data="survey.csv"))
+    spec = load_spec(tmp_path / "spec.toml")
+    data = validate(spec)
+    adapter = ADAPTERS["whole_file"]
+    a, b = adapter.structure_for(spec, data), adapter.structure_for(spec, data)
+    assert a.structure.to_dict() == b.structure.to_dict()
+    pd.testing.assert_frame_equal(a.frame, b.frame)
+    assert a.structure.columns["age"].support[0] >= 0
+    assert a.declarations["grid"]["age"]["bounds"] == list(a.structure.columns["age"].support)
+
+
+def test_declared_bounds_cost_nothing_and_none_is_flagged(tmp_path):
+    from pseudopost.release.adapters import ADAPTERS
+
+    _frame().to_csv(tmp_path / "survey.csv", index=False)
+    adapter = ADAPTERS["whole_file"]
+    bounded = SPEC.format(data="survey.csv").replace(
+        "knots = [30, 50]", "knots = [30, 50]\nbounds = [16, 99]"
+    )
+    (tmp_path / "b.toml").write_text(bounded)
+    spec = load_spec(tmp_path / "b.toml")
+    assert spec.settings.bounds == {"age": (16.0, 99.0)}
+    s = adapter.structure_for(spec, validate(spec)).structure
+    assert s.columns["age"].sources["support"] == "declared"
+    assert s.columns["age"].support == (16.0, 99.0) and s.columns["age"].epsilon == 0.0
+    # a real value outside a declared range is an error naming it
+    (tmp_path / "n.toml").write_text(bounded.replace("[16, 99]", "[20, 99]"))
+    with pytest.raises(SpecError, match=r"outside its declared range \[20, 99\]"):
+        validate(load_spec(tmp_path / "n.toml"))
+    (tmp_path / "x.toml").write_text(bounded.replace("[16, 99]", "[99, 16]"))
+    with pytest.raises(SpecError, match=r"file.columns.age.bounds"):
+        load_spec(tmp_path / "x.toml")
+    (tmp_path / "w.toml").write_text(
+        SPEC.format(data="survey.csv").replace("heaps = [4]", "heaps = [4]\nbounds = [0, 99]")
+    )
+    with pytest.raises(SpecError, match=r"file.columns.wage.bounds"):
+        load_spec(tmp_path / "w.toml")
+    # structure_epsilon = "none": no stage, the statement flags it, bounds refused
+    off = SPEC.format(data="survey.csv").replace("[file]\n", '[file]\nstructure_epsilon = "none"\n')
+    (tmp_path / "o.toml").write_text(off)
+    spec = load_spec(tmp_path / "o.toml")
+    assert spec.settings.structure_epsilon is None
+    assert adapter.cap(spec) == (2 * 1000.0, 0.0)
+    data = validate(spec)
+    assert adapter.structure_for(spec, data).structure is None
+    (tmp_path / "of.toml").write_text(off.replace('"none"', "false"))
+    assert load_spec(tmp_path / "of.toml").settings.structure_epsilon is None
+    (tmp_path / "ob.toml").write_text(off.replace("knots = [30, 50]", "bounds = [16, 99]"))
+    with pytest.raises(SpecError, match=r"structure_epsilon"):
+        load_spec(tmp_path / "ob.toml")
+    (tmp_path / "bad.toml").write_text(off.replace('"none"', "-1"))
+    with pytest.raises(SpecError, match=r"file.structure_epsilon"):
+        load_spec(tmp_path / "bad.toml")
+    small = off.replace("draws = 60\ntune = 60", "draws = 30\ntune = 30").replace("m = 2", "m = 1")
+    (tmp_path / "run.toml").write_text(small)
+    outcome = run_release(tmp_path / "run.toml")
+    assert outcome.statement.structure_epsilon == 0.0
+    assert outcome.charge == pytest.approx(outcome.epsilon)
+    assert any("not covered" in a for a in outcome.statement.assumptions)
+    p = json.loads((outcome.out / "privacy.json").read_text())
+    assert p["structure_epsilon"] == 0.0 and p["structure"]["covered"] is False
+    assert "structure read from the data" in (outcome.out / "report.html").read_text()
 
 
 def test_account_recomputes_the_epsilon(released):

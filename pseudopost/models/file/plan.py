@@ -43,13 +43,14 @@ import numpy as np
 import pandas as pd
 
 from pseudopost.models.file.bins import Bins
-from pseudopost.models.file.choice import ColumnChoice, choose
+from pseudopost.models.file.choice import MANY_LEVELS, ColumnChoice, choose
 from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
 from pseudopost.models.file.declarations import Declarations
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
 from pseudopost.models.file.heaps import Heaps
+from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
 from pseudopost.models.status import column_kind
@@ -149,6 +150,8 @@ class FilePlan:
     index: pd.Index
     declarations: Declarations
     all_columns: tuple[str, ...] = ()
+    #: many-level columns left out of later columns' predictors (:func:`many_level_columns`)
+    unlinked: tuple[str, ...] = ()
 
     @property
     def n(self) -> int:
@@ -195,12 +198,17 @@ class FilePlan:
                         if pp.left_out]  # fmt: skip
                 if left:
                     reason += "; constant on the part's records, left out: " + "; ".join(left)
+                if c in self.unlinked and "left out of later" not in reason:
+                    reason += _unlinked_text(p.column)
                 rows.append(
                     (c, "synthetic", p.choice.detected, p.choice.model, parts or "-", reason,
                      ", ".join(_predictor_text(f) for f in p.design.inputs) or "-")
                 )  # fmt: skip
             elif c in self.kept:
-                rows.append((c, "kept", "-", "-", "-", "released as given", "-"))
+                reason = "released as given"
+                if c in self.unlinked:
+                    reason += _unlinked_text(self.kept[c])
+                rows.append((c, "kept", "-", "-", "-", reason, "-"))
             else:
                 rows.append((c, "dropped", "-", "-", "-", "left out", "-"))
         return pd.DataFrame(
@@ -211,6 +219,39 @@ class FilePlan:
 def _family_text(part: Part) -> str:
     """A part's family, with "location-scale" where its predictors move the spread too."""
     return f"{part.family}, location-scale" if getattr(part, "has_scale", False) else part.family
+
+
+def _unlinked_text(col: EncodedColumn) -> str:
+    return (
+        f"; {len(col.observed_levels)} levels, more than {MANY_LEVELS}: left out of later "
+        f"columns' predictors"
+    )
+
+
+def many_level_columns(encoded: dict[str, EncodedColumn], decl: Declarations) -> tuple[str, ...]:
+    """The columns left out of later columns' predictors by default: categorical or ordinal
+    columns with more than :data:`~pseudopost.models.file.choice.MANY_LEVELS` observed levels
+    (each would add one design column per level to every later column's model), unless a
+    declared interaction names them. A declared ``predictor_matrix`` row may still name them.
+
+    Parameters
+    ----------
+    encoded
+        The kept and synthesized columns, encoded.
+    decl
+        The declarations.
+
+    Returns
+    -------
+    tuple of str
+        The columns, in the order of ``encoded``.
+    """
+    declared = {x for pair in decl.interactions for x in pair}
+    return tuple(
+        c for c, col in encoded.items()
+        if (col.categorical or col.ordered) and len(col.observed_levels) > MANY_LEVELS
+        and c not in declared
+    )  # fmt: skip
 
 
 def _predictor_text(f: ColumnFeatures) -> str:
@@ -244,10 +285,12 @@ def _visit_order(frame: pd.DataFrame, decl: Declarations) -> tuple[str, ...]:
     return decl.order
 
 
-def _inputs(col: str, order: tuple, kept: tuple, decl: Declarations) -> tuple[str, ...]:
+def _inputs(
+    col: str, order: tuple, kept: tuple, decl: Declarations, unlinked: tuple = ()
+) -> tuple[str, ...]:
     before = [*kept, *order[: order.index(col)]]
     if col not in decl.predictor_matrix:
-        return tuple(before)
+        return tuple(c for c in before if c not in unlinked)
     given = decl.predictor_matrix[col]
     late = [c for c in given if c not in before]
     if late:
@@ -378,9 +421,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     TypeError, ValueError
         Naming the argument, column, rule or zero, and the value (module docstring).
     """
-    bad = [c for c in frame.columns if not isinstance(c, str)]
-    if bad:
-        raise TypeError(f"Column names of the frame must be strings; got {bad!r}.")
+    screen_frame(frame, keep=decl.keep, drop=decl.drop)
     _check_names(frame, decl)
     order = _visit_order(frame, decl)
     if not order:
@@ -407,7 +448,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         bounded = c in decl.grid and decl.grid[c].bounds is not None
         ch = choose(s, c, declared=decl.models.get(c, "auto"), codes=codes, spikes=spikes,
                     conditioned=conditioned, max_levels=decl.max_levels,
-                    bounded_grid=bounded, binned=c in decl.bins)  # fmt: skip
+                    bounded_grid=bounded, binned=c in decl.bins,
+                    many_levels=None if decl.predictor_matrix.get(c) else MANY_LEVELS)  # fmt: skip
         col = encode(s, c, position[c], codes=codes, spikes=ch.spikes,
                      categorical=ch.categorical or ch.ordered, ordered=ch.ordered)  # fmt: skip
         if c in order:
@@ -454,7 +496,12 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             raise ValueError(f"A transform or knots are declared for the dropped column {c!r}.")
     # a column whose knots go to some later columns only enters the others linearly
     linear = {c: ColumnFeatures(encoded[c], features[c].transform) for c in decl.knot_columns}
-    inputs_of = {c: _inputs(c, order, kept_names, decl) for c in order}
+    unlinked = many_level_columns(encoded, decl)
+    inputs_of = {c: _inputs(c, order, kept_names, decl, unlinked) for c in order}
+    for c in order:  # an automatic Dirichlet-categorical (many levels) has no predictors
+        if (choices[c].model == "dirichlet_categorical" and c not in decl.models
+                and c not in decl.predictor_matrix):  # fmt: skip
+            inputs_of[c] = ()
     for x, where in decl.knot_columns.items():
         for c in where:
             if c not in inputs_of or x not in inputs_of[c]:
@@ -509,6 +556,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         index=frame.index,
         declarations=decl,
         all_columns=tuple(frame.columns),
+        unlinked=unlinked,
     )
 
 

@@ -46,6 +46,7 @@ checked against a frame or a schema), :mod:`~.evaluation` (vectorised masks), :m
 :func:`allowed_levels`).
 """
 
+from pseudopost.models.rules.levels import named_levels
 from pseudopost.models.rules.nodes import (
     MISSING,
     And,
@@ -76,5 +77,6 @@ __all__ = [
     "StructuralZero",
     "allowed_levels",
     "impose",
+    "named_levels",
     "parse_condition",
 ]

@@ -23,6 +23,11 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     structural_zeros = ["marital == 'married' and age < 16"]
     interactions = [["sex", "marital"]]
     sample = 2000                     # optional: synthesize a random sample of the records
+    structure_epsilon = 1.0           # the structure stage's budget (default 1; "none": read
+                                      # bounds, bins and spikes from the data, not covered)
+
+    [file.columns.age]
+    bounds = [16, 99]                 # a codebook's valid range: kept, no budget spent on it
 
     [file.columns.wages]              # one table per column that needs one
     model = "lognormal"               # a registry name, or "auto"
@@ -56,18 +61,32 @@ datasets cost :math:`m\varepsilon`), and the report adds, per column, the real a
 shares of each missing code and spike, the number of synthetic records breaking a rule or a
 structural zero (zero by construction), and the measures agencies use with synthpop's
 definitions (S_pMSE, table utility, repU and DiSCO; :mod:`pseudopost.evaluate`).
+
+**The structure stage** (:mod:`pseudopost.mechanisms.structure`, as in
+:func:`pseudopost.synthesize`) runs once per release, before the model is built, on the records
+the mechanism fits (after ``file.sample``), seeded by ``np.random.default_rng([seed, 7])`` (the
+same spec and data give the same structure in ``validate``, the fit, the measures and
+``account``): every synthesized numeric column with no declared model, grid or bins gets its
+integer-ness, its support (unless ``bounds`` declares a codebook range), a zero spike and its
+bins from pure epsilon-DP releases of the budget ``file.structure_epsilon``; the structure's
+declarations go under the spec's own, and values beyond a DP bound are coded to it before the
+fit. The release's statement carries ``structure_epsilon`` (charged once: ``m * epsilon +
+structure_epsilon``), and ``privacy.json`` and the report record the stage column by column.
+``structure_epsilon = "none"`` (or ``false``) reads these choices from the data instead, which
+the statement flags as not covered.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from pseudopost.mechanisms.structure import STRUCTURE_EPSILON
 from pseudopost.release import report
 from pseudopost.release.adapters.base import AccountResult, Produced
 from pseudopost.release.adapters.pseudo_posterior import (
@@ -83,7 +102,7 @@ __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
 _COLUMN_KEYS = (
     "model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps", "bins",
-    "shift_only",
+    "shift_only", "bounds",
 )  # fmt: skip
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
@@ -105,6 +124,27 @@ def _table(key: str, value: Any) -> dict:
 
 _table.expected = "a table"  # type: ignore[attr-defined]
 
+_STRUCTURE_TEXT = 'a number > 0, or "none" (or false) to read the structure from the data'
+
+
+def _structure_epsilon(key: str, value: Any) -> float | None:
+    """``file.structure_epsilon``: a finite number > 0, or ``"none"``/``false`` (no stage)."""
+    if value is False or (isinstance(value, str) and value.strip().lower() == "none"):
+        return None
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not (ok and np.isfinite(value) and value > 0):
+        raise fail(key, value, _STRUCTURE_TEXT, f"e.g. {key} = 1.0.")
+    return float(value)
+
+
+_structure_epsilon.expected = _STRUCTURE_TEXT  # type: ignore[attr-defined]
+
+#: what the statement says when the structure stage is off (``structure_epsilon = "none"``)
+_NOT_COVERED = (
+    "the file's structure (bounds, bins, spikes, levels, families) was read from the data "
+    'outside the budget (file.structure_epsilon = "none"): not covered'
+)
+
 
 @dataclass(frozen=True)
 class WholeFileSettings:
@@ -119,6 +159,54 @@ class WholeFileSettings:
     seed: int
     workers: int | None
     max_epsilon: float
+    #: the structure stage's budget (None: the choices are read from the data, not covered)
+    structure_epsilon: float | None = STRUCTURE_EPSILON
+    #: codebook valid ranges ``{column: (low, high)}`` (``[file.columns.X] bounds``)
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+@dataclass
+class WholeFileProduced(Produced):
+    """A whole-file release's :class:`Produced` with its structure stage: ``structure`` (None
+    when ``structure_epsilon = "none"``); the statement carries the stage's epsilon."""
+
+    structure: Any = None
+
+    @property
+    def statement(self):
+        statement = self.result.privacy_statement
+        if self.structure is None:
+            return replace(statement, assumptions=(*statement.assumptions, _NOT_COVERED))
+        return replace(
+            statement,
+            structure_epsilon=self.structure.epsilon,
+            structure_delta=self.structure.spent_delta,
+        )
+
+
+@dataclass(frozen=True)
+class _Structured:
+    """The structure stage of one release: the :class:`~pseudopost.mechanisms.structure.
+    Structure` (None when off), the records the mechanism fits (coded into the support) and
+    the declarations with the structure's merged under the spec's own."""
+
+    structure: Any
+    frame: pd.DataFrame
+    declarations: dict[str, Any]
+
+
+def _bounds(key: str, value: Any) -> tuple[float, float]:
+    ok = (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+        and all(np.isfinite(v) for v in value)
+        and value[0] < value[1]
+    )
+    if not ok:
+        raise fail(key, value, "a list [low, high] of two finite numbers, low < high",
+                   f"write {key} = [16, 99] (the codebook's valid range).")  # fmt: skip
+    return float(value[0]), float(value[1])
 
 
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
@@ -126,6 +214,7 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     names = ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid", "heaps")
     out: dict[str, Any] = {k: {} for k in (*names, "bins")}
     out["shift_only"] = []
+    out["bounds"] = {}
     for col, table in columns.items():
         key = f"file.columns.{col}"
         if not isinstance(table, dict):
@@ -166,6 +255,17 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
                            f"write {key}.shift_only = true.")  # fmt: skip
             if table["shift_only"]:
                 out["shift_only"].append(col)
+        if "bounds" in table:
+            out["bounds"][col] = _bounds(f"{key}.bounds", table["bounds"])
+            declared = [k for k in ("model", "grid", "bins") if k in table]
+            if declared:
+                raise fail(
+                    f"{key}.bounds", table["bounds"],
+                    f"the valid range of a column the structure stage models (this one declares "
+                    f"'{declared[0]}')",
+                    "a declared grid takes its range as grid = {step = ..., bounds = [...]}; "
+                    "bins are their own range; or remove the model.",
+                )  # fmt: skip
     return out
 
 
@@ -195,6 +295,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             "interactions": (False, _list),
             "max_levels": (False, "posint"),
             "sample": (False, "posint"),
+            "structure_epsilon": (False, _structure_epsilon),
             "columns": (False, _table),
         },
         "sampling": {
@@ -250,16 +351,26 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             )
         except (TypeError, ValueError) as exc:
             raise SpecError(f"spec section '[file]': {exc} Fix: correct the declaration.") from None
+        structure_eps = fil.get("structure_epsilon", STRUCTURE_EPSILON)
+        if structure_eps is None and cols["bounds"]:
+            col = next(iter(cols["bounds"]))
+            raise fail(
+                f"file.columns.{col}.bounds", list(cols["bounds"][col]),
+                "bounds kept by the structure stage, which file.structure_epsilon = \"none\" "
+                "turns off",
+                "give file.structure_epsilon a number (the default is 1) or remove the bounds.",
+            )  # fmt: skip
         m = sections["release"].get("m", 1)
         draws, chains = smp.get("draws", 1000), smp.get("chains", 2)
         if m > draws * chains:
             raise fail("release.m", m, f"at most the {draws * chains} posterior draws",
                        "lower release.m or raise sampling.draws.")  # fmt: skip
         bud = sections["budget"]
-        if bud["max_epsilon"] * m > bud["total_epsilon"]:
+        if bud["max_epsilon"] * m + (structure_eps or 0.0) > bud["total_epsilon"]:
             raise fail(
                 "budget.max_epsilon", bud["max_epsilon"],
-                f"m x max_epsilon <= budget.total_epsilon = {bud['total_epsilon']} (m = {m})",
+                f"m x max_epsilon + file.structure_epsilon <= budget.total_epsilon = "
+                f"{bud['total_epsilon']} (m = {m}, structure_epsilon = {structure_eps or 0:g})",
                 "raise total_epsilon, lower max_epsilon or release fewer datasets.",
             )  # fmt: skip
         target = options.get("target_epsilon")
@@ -276,20 +387,78 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             seed=smp["seed"],
             workers=smp.get("workers"),
             max_epsilon=bud["max_epsilon"],
+            structure_epsilon=structure_eps,
+            bounds=cols["bounds"],
         )
+
+    def cap(self, spec: ReleaseSpec) -> tuple[float, float]:
+        """``m * max_epsilon`` plus the structure stage's budget (paid once); the stage's delta
+        (partition selection of text columns' levels) once the data have been checked
+        (:meth:`check_build` runs the stage), else none."""
+        eps = spec.m * spec.settings.max_epsilon + (spec.settings.structure_epsilon or 0.0)
+        structured = self.__dict__.get("_structures", {}).get(_spec_key(spec))
+        structure = None if structured is None else structured.structure
+        return eps, 0.0 if structure is None else float(structure.delta)
 
     def describe(self, spec: ReleaseSpec) -> str:
         return f"whole file of {len(spec.columns) or 'all'} columns"
 
     # ------------------------------------------------------------------ data
-    def _declarations(self, spec: ReleaseSpec):
+    def _declarations(self, spec: ReleaseSpec, structured: _Structured | None = None):
+        """The file model's declarations: the spec's, with the structure stage's merged under
+        them (``structured``, as :func:`pseudopost.synthesize` merges them)."""
         from pseudopost.models.file import Declarations
 
-        kw = dict(spec.settings.declarations)
+        kw = dict(spec.settings.declarations if structured is None else structured.declarations)
         book = _codebook(spec)
         if book is not None:
             kw["codebook"] = book
         return Declarations.from_arguments(**kw)
+
+    def structure_for(self, spec: ReleaseSpec, data: pd.DataFrame) -> _Structured:
+        """The structure stage on the records the mechanism fits (``_frame``), the same for the
+        same spec and data (seeded by ``default_rng([seed, 7])``; module docstring): the
+        free columns are those synthesized with no declared model, grid or bins, exactly as in
+        :func:`pseudopost.synthesize`. Remembered per spec for :meth:`build_mechanism`."""
+        from pseudopost.mechanisms.structure import estimate_structure
+
+        st = spec.settings
+        frame = self._frame(spec, data)
+        kw = dict(st.declarations)
+        if st.structure_epsilon is None:
+            out = _Structured(None, frame, kw)
+        else:
+            book = _codebook(spec)
+            ranges = dict(book.valid_ranges) if book is not None else {}
+            ranges.update(st.bounds)
+            named = set(kw.get("keep", ())) | set(kw.get("drop", ()))
+            order = kw.get("order")
+            columns = (
+                list(order) if order is not None else [c for c in frame.columns if c not in named]
+            )
+            declared = {c for c, v in kw.get("models", {}).items() if str(v).lower() != "auto"}
+            declared |= set(kw.get("grid", {})) | set(kw.get("bins", {}))
+            free = [c for c in columns if c in frame.columns and c not in declared]
+            codes = _codes(book, kw.get("missing_codes", {}))
+            structure = estimate_structure(
+                frame, free, missing_codes=codes, spikes=kw.get("spikes", {}), bounds=ranges,
+                structure_epsilon=st.structure_epsilon,
+                rng=np.random.default_rng([spec.seed, 7]),
+            )  # fmt: skip
+            found = structure.declarations()
+            kw["grid"] = {**found["grid"], **kw.get("grid", {})}
+            kw["bins"] = {**found["bins"], **kw.get("bins", {})}
+            spikes = {c: list(v) for c, v in kw.get("spikes", {}).items()}
+            for c, v in found["spikes"].items():
+                spikes[c] = [*spikes.get(c, ()), *v]
+            kw["spikes"] = spikes
+            untouched = {c: [*codes.get(c, ()), *spikes.get(c, ())] for c in structure.columns}
+            out = _Structured(structure, structure.apply(frame, untouched), kw)
+        cache = self.__dict__.setdefault("_structures", {})
+        if len(cache) > 16:
+            cache.clear()
+        cache[_spec_key(spec)] = out
+        return out
 
     def _frame(self, spec: ReleaseSpec, frame: pd.DataFrame) -> pd.DataFrame:
         """The records released: all of them, or a seeded sample (``file.sample``)."""
@@ -319,27 +488,45 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         from pseudopost.models.file import FileModel
 
         try:
-            FileModel(self._declarations(spec)).prepare(self._frame(spec, frame))
+            structured = self.structure_for(spec, frame)
+            FileModel(self._declarations(spec, structured)).prepare(structured.frame)
         except (TypeError, ValueError) as exc:
             raise SpecError(
                 f"data file {str(spec.data_path)!r}: {exc} Fix: correct the data or the [file] "
                 "section."
             ) from None
 
-    def build_mechanism(self, spec: ReleaseSpec):
+    def build_mechanism(self, spec: ReleaseSpec, structured: _Structured | None = None):
+        """The mechanism on the file model with the structure stage's declarations
+        (``structured``, else the one :meth:`structure_for` last gave for this spec)."""
         from pseudopost.mechanisms.pseudo_posterior.core import PseudoPosterior
         from pseudopost.models.file import FileModel
 
+        if structured is None:
+            structured = self.__dict__.get("_structures", {}).get(_spec_key(spec))
+            if structured is None:
+                raise RuntimeError(
+                    "the whole-file mechanism needs its structure stage: call "
+                    "structure_for(spec, data) (or fit_frame) first."
+                )
         st = spec.settings
         return PseudoPosterior(
-            FileModel(self._declarations(spec)), workers=st.workers, **st.options
+            FileModel(self._declarations(spec, structured)), workers=st.workers, **st.options
         )
 
     # ------------------------------------------------------------------ produce
     fitting_what = "the whole file part by part"
 
+    def fit(self, spec: ReleaseSpec, data: pd.DataFrame, progress: bool | None = None):
+        """The fit on the structure stage's coded records (:meth:`fit_frame`); the produced
+        statement carries the stage's epsilon (:class:`WholeFileProduced`)."""
+        produced = super().fit(spec, data, progress=progress)
+        structured = self.__dict__["_structures"][_spec_key(spec)]
+        return WholeFileProduced(**vars(produced), structure=structured.structure)
+
     def fit_frame(self, spec: ReleaseSpec, data: pd.DataFrame) -> pd.DataFrame:
-        return self._frame(spec, data)
+        """The released records (``_frame``) coded into the structure stage's support."""
+        return self.structure_for(spec, data).frame
 
     def mechanism_for(self, spec: ReleaseSpec):
         return self.build_mechanism(spec)
@@ -357,9 +544,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         from pseudopost.evaluate import disclosure_measures, propensity_utility, utility_tables
         from pseudopost.models.file import make_plan
 
-        real = self._frame(spec, data)
-        decl = self._declarations(spec)
-        plan = make_plan(real, decl)
+        structured = self.structure_for(spec, data)
+        real, coded = self._frame(spec, data), structured.frame
+        decl = self._declarations(spec, structured)
+        plan = make_plan(coded, decl)
         codes = {
             p.name: [float(c) for c in p.column.info.codes]
             for p in plan.plans
@@ -368,7 +556,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         cols = spec.columns
         shares, broken, prop, tabs, disc = [], [], [], [], []
         for j, syn in enumerate(synthetic, start=1):
-            shares.append(_status_shares(plan, real, syn, j))
+            shares.append(_status_shares(plan, coded, syn, j))
             broken.append(_violations(decl, syn, j))
             pu = propensity_utility(real[cols], syn[cols], method="cart", missing_codes=codes,
                                     nperms=20, seed=spec.seed + j)  # fmt: skip
@@ -431,6 +619,36 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         record["parts"] = produced.result.model.choices(produced.result.prepared).to_dict(
             orient="records"
         )
+        structure = getattr(produced, "structure", None)
+        se = produced.statement.structure_epsilon
+        record["structure_epsilon"] = se
+        record["structure_delta"] = produced.statement.structure_delta
+        record["composition"] = (
+            "basic: m synthetic datasets from m posterior draws cost m x epsilon, plus the "
+            "structure stage's epsilon once (sequential composition)"
+        )
+        if structure is None:
+            record["structure"] = {
+                "budget": None, "epsilon": 0.0, "covered": False,
+                "note": "file.structure_epsilon = \"none\": bounds, bins, spikes and families "
+                        "were read from the data outside the budget (not covered)",
+            }  # fmt: skip
+            stage = {"stage": "structure read from the data", "epsilon": 0.0,
+                     "note": "not covered (file.structure_epsilon = \"none\")"}  # fmt: skip
+        else:
+            record["structure"] = {**structure.to_dict(), "covered": True}
+            record["structure_table"] = structure.table().to_dict(orient="records")
+            stage = {
+                "stage": "structure stage (integer-ness, bounds, zero spike, bins)",
+                "epsilon": se,
+                "note": "pure epsilon-DP, add/remove, once per release; real values beyond a "
+                "DP bound coded to it before the fit",
+            }
+        record["stages"] = [stage, *record.get("stages", [])]
+        record["budget"] = {
+            **record["budget"],
+            "structure_epsilon": spec.settings.structure_epsilon,
+        }
         return record
 
     def report_title(self, spec: ReleaseSpec) -> str:
@@ -440,6 +658,16 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         parts = super().report_parts(spec, produced, privacy)
         facts = dict(parts.facts)
         facts.pop("sensitive range", None)
+        se = float(privacy.get("structure_epsilon") or 0.0)
+        charged = facts.pop("epsilon charged (m x epsilon, basic composition)", None)
+        if charged is not None:
+            facts["epsilon charged (m x epsilon + structure epsilon)"] = charged
+        structure = getattr(produced, "structure", None)
+        facts["structure stage epsilon (once per release)"] = (
+            f"{se:.4g}"
+            if structure is not None
+            else "none: structure read from the data (not covered)"
+        )
         facts["weight floor"] = f"{privacy['weight_floor']:g}"
         facts["weights raised by the floor"] = str(privacy["weights_raised_by_floor"])
         if privacy.get("epsilon_without_floor") is not None:
@@ -455,8 +683,31 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 "levels) and the columns it is conditioned on. The choices are public."
             ),
             report.table(choices),
+            "<h2>Structure stage</h2>",
         ]
-        return report.ReportParts(facts, before, parts.after, parts.warnings, parts.warnings_title)
+        warnings = list(parts.warnings)
+        if structure is None:
+            before.append(report.note(
+                "No structure stage (file.structure_epsilon = \"none\"): each numeric column's "
+                "bounds, bins, spikes and family were read from the data outside the budget; "
+                "the guarantee does not cover them."
+            ))  # fmt: skip
+            warnings.append("structure read from the data outside the budget: not covered")
+        else:
+            before += [
+                report.note(
+                    f"Before the mechanism, a structure stage of global {se:.4g}-DP (pure "
+                    "epsilon, add/remove, charged once per release) chose each free numeric "
+                    "column's integer-ness, support (bounds), zero spike and bins, and each free "
+                    "text column's levels (partition selection, its delta "
+                    f"{float(privacy.get('structure_delta') or 0.0):.3g}); a declared "
+                    "(codebook) range costs nothing. Real values beyond a DP bound were coded "
+                    "to it (a DP top- and bottom-code) before the fit, and every synthetic "
+                    "value lies in the support."
+                ),
+                report.table(structure.table()),
+            ]
+        return report.ReportParts(facts, before, parts.after, warnings, parts.warnings_title)
 
     def write_files(self, stage: Path, spec: ReleaseSpec, produced: Produced) -> list[str]:
         """``fit.nc`` (for ``account``) and, for SPSS/Stata input, each synthetic dataset in the
@@ -484,8 +735,9 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         from pseudopost.privacy.kernels.parts import PartAccountant
 
         tree = load_fit(folder / "fit.nc")
-        model = FileModel(self._declarations(spec))
-        prepared = model.prepare(self._frame(spec, data))
+        structured = self.structure_for(spec, data)
+        model = FileModel(self._declarations(spec, structured))
+        prepared = model.prepare(structured.frame)
         parts, pdata = file_part_data(model, prepared)
         acc = PartAccountant(parts, pdata)
         alpha = tree["weights"]["alpha"].to_numpy()
@@ -519,6 +771,18 @@ def _declared(decl) -> dict[str, Any]:
         "max_levels": decl.max_levels,
         "shift_only": decl.shift_only,
     }
+
+
+def _spec_key(spec: ReleaseSpec) -> tuple:
+    return (spec.sha256, str(spec.data_path), spec.seed)
+
+
+def _codes(book, missing_codes: Mapping[str, Any]) -> dict[str, list]:
+    """The codebook's missing codes with the declared ones over them."""
+    out = {c: list(v) for c, v in book.missing_codes.items()} if book is not None else {}
+    out.update({c: list(v) if isinstance(v, (list, tuple)) else [v]
+                for c, v in (missing_codes or {}).items()})  # fmt: skip
+    return out
 
 
 def _codebook(spec: ReleaseSpec):

@@ -1,0 +1,578 @@
+r"""The structure stage of a whole-file release: every choice read from the data, paid for.
+
+Before the pseudo posterior mechanism runs, a whole-file synthesizer makes structural choices
+about each numeric column: whether its values are integers, its support (bounds), whether zero
+is a point mass, and the bins of its histogram density. Each choice is either **declared**
+(a codebook: the dtype, a valid range such as "age 18-89, 89 means 89 or older", missing
+codes, spikes) and costs nothing, or **estimated by a differentially private mechanism**
+(:mod:`pseudopost.privacy.structure`) from the budget ``structure_epsilon``; nothing else is
+read from the confidential values. The result, :class:`Structure`, becomes public declarations
+of the file model (a bounded integer grid, bins, a spike) and records for every choice where it
+came from.
+
+For each synthesized numeric column with no declared model, grid or bins:
+
+1. **Integers.** An integer dtype is declared. A float column is integer-valued when the noisy
+   count of its non-integer observed values (Laplace, :func:`~pseudopost.privacy.structure.
+   noisy_count`) is at most :data:`INTEGER_SLACK` times the noisy count of its observed values.
+2. **Support** :math:`[\ell, h]`. A declared range, or: an outer range from a Laplace histogram
+   of the values' signed decades (widened by a factor of 3), then the exponential mechanism's
+   lower and upper bounds over the public candidate grid inside it (:math:`K` candidates) at
+   an absolute rank :math:`t = 2(\ln K + 3)/\varepsilon` from each end
+   (:func:`~pseudopost.privacy.structure.dp_extreme`; Smith 2011's quantiles with a count
+   target). With a budget of a fraction of 1 per column the extremes cannot be located closer
+   than some :math:`\ln K/\varepsilon` records. Every candidate beyond the data scores the
+   same, so a smaller target lets the bound wander beyond the data (a score of 22 out of 10, a
+   7-year-old in a school survey); this target makes that rare (probability about
+   :math:`e^{-3}/(1 + e^{-3})` at most, and far less when the data put a candidate at the
+   target) and codes about t records at each end to the bound instead: a DP top- and
+   bottom-code, as agencies topcode ages and incomes. On a small file with many columns that
+   is a few percent of the records at each end; declare the codebook's range where one exists
+   (``bounds``): it costs nothing and binds exactly. A real value outside a *declared* range
+   is an error.
+3. **Model over the support.** An integer column whose support holds at most
+   ``max_grid_points`` integers is modelled over every integer in it (the cumulative part,
+   ``grid_ordinal``: any marginal shape, heaping included; every point of the support is a level
+   whether or not the data hold it, so no level is read from the data). Any other column is a
+   histogram density (``binned``) whose ``n_bins`` bins hold roughly equal shares of a noisy
+   histogram of the observed values over the candidate grid inside the support (Laplace
+   counts, sensitivity 1); an integer column's draws are then rounded (post-processing).
+4. **Zero as a spike** (binned columns whose support holds 0): zero is a point mass of its own
+   (synthpop's ``semicont``) when the noisy count of exact zeros is at least
+   :data:`SPIKE_SHARE` of the noisy count of observed values.
+
+**Privacy.** Every step is a pure :math:`\varepsilon`-DP release for add/remove neighbours
+(exponential mechanism: McSherry & Talwar 2007; Laplace counts: Dwork et al. 2006), so the
+stage is :math:`\varepsilon_s`-DP with :math:`\varepsilon_s` the sum of its charges (basic
+composition; the columns' budgets are split equally and each column's over its steps). The
+mechanism's local :math:`\varepsilon_x` is computed given the chosen structure (the coded data
+are a record-wise map of the data, so add/remove neighbours stay neighbours); the release's
+statement is :math:`\varepsilon_s + \varepsilon_x` per synthetic dataset (sequential
+composition; DESIGN.md section 10). Categorical levels come from the dtype (pandas categories,
+booleans: declared) or, for a text column, from **Laplace partition selection** over its sorted
+observed levels (Gopi et al. 2020; Desfontaines et al. 2022): a level is released when its
+noisy count passes a threshold, :math:`(\varepsilon, \delta)`-DP with ``structure_delta`` per
+column; levels named in declared rules or structural zeros are public and always kept; a cell
+holding a level not released takes the level ``"(other)"``.
+That is the stage's only approximate-DP step: its delta is the sum of the columns' deltas.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from pseudopost.models.status import column_kind, split_status
+from pseudopost.privacy.structure import (
+    OUTER_BOUND,
+    StructureCharge,
+    candidate_grid,
+    compose,
+    dp_extreme,
+    extreme_rank,
+    noisy_count,
+    partition_selection,
+)
+
+__all__ = [
+    "INTEGER_SLACK",
+    "MAX_GRID_POINTS",
+    "N_BINS",
+    "OTHER_LEVEL",
+    "SPIKE_SHARE",
+    "STRUCTURE_DELTA",
+    "STRUCTURE_EPSILON",
+    "ColumnStructure",
+    "LevelStructure",
+    "Structure",
+    "estimate_structure",
+]
+
+#: default budget of the structure stage (pure epsilon, add/remove)
+STRUCTURE_EPSILON = 1.0
+#: delta of each text column's partition selection (the only approximate-DP step)
+STRUCTURE_DELTA = 1e-7
+#: an integer column with at most this many integers in its support is modelled over them
+MAX_GRID_POINTS = 400
+#: bins of a histogram-density column
+N_BINS = 32
+#: a float column is integer-valued when at most this share of its observed values is not
+INTEGER_SLACK = 0.1
+#: zero is a spike when at least this share of the observed values are exact zeros
+SPIKE_SHARE = 0.02
+#: shares of a numeric column's budget: integer test, outer range, bounds (of a binned column;
+#: a grid column's bounds get the rest), zero spike; a binned column's bins get the rest
+_SHARES = {"integer": 0.1, "outer": 0.1, "bounds": 0.6, "spike": 0.05}
+
+
+@dataclass(frozen=True)
+class ColumnStructure:
+    """The structure of one numeric column and where each choice came from.
+
+    ``support`` is the closed interval its synthetic values lie in; ``model`` the file model's
+    family (``grid_ordinal`` over the integers of the support, or ``binned`` over ``bins``);
+    ``sources`` maps each choice (``integer``, ``support``, ``spike``, ``bins``) to
+    ``"declared"`` or ``"DP (epsilon e)"``; ``charges`` the DP releases made for it.
+    """
+
+    column: str
+    integer: bool
+    support: tuple[float, float]
+    model: str
+    bins: tuple[float, ...] = ()
+    spikes: tuple[float, ...] = ()
+    sources: dict = field(default_factory=dict)
+    charges: tuple[StructureCharge, ...] = ()
+
+    @property
+    def epsilon(self) -> float:
+        return float(sum(c.epsilon for c in self.charges))
+
+    def declarations(self) -> dict:
+        """The column's public declarations for the file model: ``grid``, ``bins``, ``spikes``."""
+        out: dict = {}
+        if self.model == "grid_ordinal":
+            out["grid"] = {"step": 1, "bounds": [self.support[0], self.support[1]]}
+        else:
+            out["bins"] = list(self.bins)
+            if self.integer:
+                out["grid"] = {"step": 1}  # draws rounded to integers (post-processing)
+        if self.spikes:
+            out["spikes"] = list(self.spikes)
+        return out
+
+    def describe(self) -> str:
+        lo, hi = self.support
+        what = "integers" if self.integer else "values"
+        body = (
+            f"{what} in [{lo:g}, {hi:g}], each integer a level"
+            if self.model == "grid_ordinal"
+            else f"{what} in [{lo:g}, {hi:g}], histogram density of {len(self.bins) - 1} bins"
+        )
+        if self.spikes:
+            body += "; zero a spike"
+        return body
+
+
+#: the level a text column's cells take when their own level was not released
+OTHER_LEVEL = "(other)"
+
+
+@dataclass(frozen=True)
+class LevelStructure:
+    """The levels of a text column released by partition selection (module docstring):
+    ``levels`` sorted, the levels named in declared rules and zeros among them; a cell holding
+    another level takes :data:`OTHER_LEVEL` before the mechanism runs."""
+
+    column: str
+    levels: tuple
+    charges: tuple[StructureCharge, ...] = ()
+
+    @property
+    def epsilon(self) -> float:
+        return float(sum(c.epsilon for c in self.charges))
+
+
+@dataclass(frozen=True)
+class Structure:
+    """The structure stage's output (module docstring): per numeric column a
+    :class:`ColumnStructure`, per text column a :class:`LevelStructure`, the budget and what
+    was spent."""
+
+    columns: dict[str, ColumnStructure]
+    budget: float
+    levels: dict[str, LevelStructure] = field(default_factory=dict)
+    delta: float = 0.0
+
+    @property
+    def charges(self) -> tuple[StructureCharge, ...]:
+        return tuple(c for s in (*self.columns.values(), *self.levels.values())
+                     for c in s.charges)  # fmt: skip
+
+    @property
+    def epsilon(self) -> float:
+        """The stage's epsilon: the sum of its charges (basic composition), at most the budget."""
+        return float(compose(self.charges)[0]) if self.charges else 0.0
+
+    @property
+    def spent_delta(self) -> float:
+        """The stage's delta: the sum of its charges' (partition selection's) deltas."""
+        return float(compose(self.charges)[1]) if self.charges else 0.0
+
+    def declarations(self) -> dict[str, dict]:
+        """``grid``, ``bins`` and ``spikes`` declarations of every column (file-model form)."""
+        out: dict[str, dict] = {"grid": {}, "bins": {}, "spikes": {}}
+        for c, s in self.columns.items():
+            for key, value in s.declarations().items():
+                out[key][c] = value
+        return out
+
+    def apply(self, frame: pd.DataFrame, codes: Mapping[str, Sequence] | None = None):
+        """A copy of ``frame`` with each numeric column's observed values coded into its
+        support (values below or above a DP bound become the bound); codes, spikes and empty
+        cells untouched. ``frame`` is never modified."""
+        out = frame.copy()
+        codes = codes or {}
+        for c, lv in self.levels.items():
+            col = out[c]
+            keep = set(lv.levels) | set(codes.get(c, ()))
+            empty = col.isna().to_numpy() | (col.astype(object) == "").to_numpy()
+            drop = ~empty & ~col.isin(keep).to_numpy()
+            if drop.any():
+                out[c] = col.astype(object).where(~drop, OTHER_LEVEL)
+        for c, s in self.columns.items():
+            col = out[c]
+            v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
+            code_mask = np.isin(v, np.asarray(list(codes.get(c, ())), dtype=np.float64))
+            lo, hi = s.support
+            low, high = (v < lo) & ~code_mask, (v > hi) & ~code_mask
+            if not (low.any() or high.any()):
+                continue
+            v = np.where(low, lo, np.where(high, hi, v))
+            if pd.api.types.is_integer_dtype(col.dtype):
+                out[c] = pd.array(np.where(np.isnan(v), 0, v).astype(np.int64),
+                                  dtype=col.dtype)  # fmt: skip
+                if col.isna().any():
+                    out.loc[col.isna(), c] = pd.NA
+            else:
+                out[c] = v.astype(col.dtype if col.dtype.kind == "f" else np.float64)
+        return out
+
+    def table(self) -> pd.DataFrame:
+        """One row per numeric column: the support, the model and the source of each choice."""
+        rows = []
+        for c, s in self.columns.items():
+            rows.append(
+                {
+                    "column": c,
+                    "structure": s.describe(),
+                    "integer": s.sources.get("integer", ""),
+                    "support": s.sources.get("support", ""),
+                    "spike": s.sources.get("spike", ""),
+                    "bins": s.sources.get("bins", ""),
+                    "structure epsilon": s.epsilon,
+                }
+            )
+        for c, lv in self.levels.items():
+            rows.append(
+                {
+                    "column": c,
+                    "structure": f"{len(lv.levels)} levels released (others: {OTHER_LEVEL!r})",
+                    "levels": f"DP partition selection (epsilon {lv.epsilon:.3g}, "
+                    f"delta {sum(ch.delta for ch in lv.charges):.3g})",
+                    "structure epsilon": lv.epsilon,
+                }
+            )
+        names = ["column", "structure", "integer", "support", "spike", "bins", "levels",
+                 "structure epsilon"]  # fmt: skip
+        return pd.DataFrame(rows, columns=names)
+
+    def to_dict(self) -> dict:
+        return {
+            "budget": self.budget,
+            "epsilon": self.epsilon,
+            "neighbouring": "add/remove one record",
+            "accounting": "pure epsilon-DP, basic composition over the charges",
+            "delta": self.spent_delta,
+            "levels": {c: {"levels": [str(v) for v in lv.levels],
+                           "charges": [ch.to_dict() for ch in lv.charges]}
+                       for c, lv in self.levels.items()},
+            "columns": {
+                c: {
+                    "structure": s.describe(),
+                    "support": list(s.support),
+                    "integer": s.integer,
+                    "model": s.model,
+                    "sources": dict(s.sources),
+                    "charges": [ch.to_dict() for ch in s.charges],
+                }
+                for c, s in self.columns.items()
+            },
+        }
+
+
+def _dp(epsilon: float) -> str:
+    return f"DP (epsilon {epsilon:.3g})"
+
+
+def _observed(series: pd.Series, codes: tuple, spikes: tuple, name: str) -> np.ndarray:
+    status, values, _ = split_status(series, codes, spikes, name=name)
+    return np.asarray(values, dtype=np.float64)[status == 0]
+
+
+def _declared_range(name: str, value: object) -> tuple[float, float]:
+    ok = (
+        isinstance(value, (tuple, list))
+        and len(value) == 2
+        and all(isinstance(v, (int, float, np.integer, np.floating)) for v in value)
+        and all(not isinstance(v, bool) and math.isfinite(float(v)) for v in value)
+        and float(value[0]) < float(value[1])
+    )
+    if not ok:
+        raise ValueError(
+            f"The bounds of column {name!r} must be a (low, high) pair of finite numbers with "
+            f"low < high (the codebook's valid range). Got {value!r}."
+        )
+    return float(value[0]), float(value[1])
+
+
+def _check_declared(series: pd.Series, x_all: np.ndarray, mask: np.ndarray, lo, hi, name):
+    """A real observed value outside a declared range is an error naming its row."""
+    bad = mask & ((x_all < lo) | (x_all > hi))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"Column {name!r} holds {x_all[i]:g} in row {series.index[i]!r}, outside its declared "
+            f"range [{lo:g}, {hi:g}] ({int(bad.sum())} value(s) outside in all); correct the "
+            f"value, declare it a missing code, or widen the range."
+        )
+
+
+#: magnitude bins of the outer range: 0, then +-[10^k, 10^(k+1)) for k = -6 .. 14
+_DECADES = np.arange(-6, 15)
+#: the outer range keeps the magnitude bins whose noisy count reaches (this + log bins) noise
+#: scales
+_OUTER_Z = 3.0
+
+
+def _outer_range(x: np.ndarray, integer: bool, epsilon: float, rng) -> tuple[float, float]:
+    """The public candidate range a column's bounds are searched in: a Laplace histogram of
+    the values' signed decades (one bin for [-1e-6, 1e-6], one per sign and decade up to
+    :data:`~pseudopost.privacy.structure.OUTER_BOUND`; each record in one bin, L1 sensitivity
+    1, pure epsilon-DP for add/remove), from the lowest to the highest bin whose noisy count
+    is at least ``(_OUTER_Z + log(bins)) / epsilon`` (the whole outer range when none is),
+    widened by a factor of 3 at each end. Searching the
+    exponential mechanism's quantiles over a decade or two instead of the whole real line
+    keeps it from drawing one of the many candidates beyond the data."""
+    pos = 10.0 ** _DECADES.astype(np.float64)
+    edges = np.concatenate([-pos[::-1] * 10.0, [-1e-6, 1e-6], pos[1:] * 1.0])
+    edges = np.unique(np.concatenate([[-OUTER_BOUND], edges, [OUTER_BOUND]]))
+    j = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, edges.size - 2)
+    counts = np.bincount(j, minlength=edges.size - 1).astype(np.float64)
+    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
+    keep = np.flatnonzero(noisy >= (_OUTER_Z + math.log(counts.size)) / epsilon)
+    if keep.size == 0:
+        return -OUTER_BOUND, OUTER_BOUND
+    lo, hi = float(edges[keep[0]]), float(edges[keep[-1] + 1])
+    # a decade holding a tenth of a small file may miss the threshold: widen by a factor of 3
+    # at each end (post-processing), so the bounds are searched where the data may be
+    lo = lo / 3.0 if lo > 1e-6 else (lo * 3.0 if lo < -1e-6 else lo)
+    hi = hi * 3.0 if hi > 1e-6 else (hi / 3.0 if hi < -1e-6 else hi)
+    lo, hi = max(lo, -OUTER_BOUND), min(hi, OUTER_BOUND)
+    if lo == -1e-6:
+        lo = 0.0 if integer else -1e-6
+    if integer:
+        lo, hi = float(math.floor(lo)), float(math.ceil(hi))
+    return lo, hi
+
+
+def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng) -> tuple[float, ...]:
+    """Bin edges holding roughly equal shares of a noisy histogram of ``x`` (coded into
+    [lo, hi]) over the candidate grid's cells inside the support: Laplace(1/epsilon) counts,
+    L1 sensitivity 1 under add/remove (each record in one cell), pure epsilon-DP; the edges
+    are post-processing of the noisy counts and public cells."""
+    cand = candidate_grid(integer, lo, hi)
+    cells = np.unique(np.concatenate([[lo], cand[(cand > lo) & (cand < hi)], [hi]]))
+    if integer:  # cells between integers, so that an integer is never on an edge
+        inner = cells[1:-1] - 0.5
+        cells = np.unique(np.concatenate([[lo], inner[(inner > lo) & (inner < hi)], [hi]]))
+    if cells.size < 3:  # a narrow support: two bins
+        return (float(lo), float(lo + (hi - lo) / 2.0), float(hi))
+    if cells.size <= n_bins + 1:
+        return tuple(float(v) for v in cells)
+    xc = np.clip(x, lo, hi)
+    j = np.clip(np.searchsorted(cells, xc, side="right") - 1, 0, cells.size - 2)
+    counts = np.bincount(j, minlength=cells.size - 1).astype(np.float64)
+    noisy = np.maximum(counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size), 0.0)
+    # a floor of mass per cell keeps edges spread where the noisy histogram is empty
+    noisy += max(noisy.sum(), 1.0) / (4.0 * counts.size)
+    cdf = np.concatenate([[0.0], np.cumsum(noisy)])
+    cdf /= cdf[-1]
+    targets = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
+    k = np.searchsorted(cdf, targets)
+    inner = cells[np.clip(k, 1, cells.size - 2)]
+    edges = np.unique(np.concatenate([[lo], inner, [hi]]))
+    if edges.size < 3:
+        edges = np.array([lo, lo + (hi - lo) / 2.0, hi])
+    return tuple(float(v) for v in edges)
+
+
+def _column(
+    series: pd.Series,
+    name: str,
+    codes: tuple,
+    spikes: tuple,
+    declared: tuple[float, float] | None,
+    epsilon: float,
+    rng: np.random.Generator,
+    max_grid_points: int,
+    n_bins: int,
+) -> ColumnStructure:
+    """One column's structure from its budget ``epsilon``. The steps run in turn, each
+    charged what it spends; which later steps run depends only on earlier DP outputs and
+    public facts (adaptive composition: the charges still add up). A column modelled over its
+    integers (the outer range has at most ``max_grid_points`` of them) gives its whole
+    remaining budget to its bounds; a binned column splits it over bounds, spike and bins."""
+    kind = column_kind(series)
+    x = _observed(series, codes, spikes, name)
+    sources, charges = {}, []
+    left = [float(epsilon)]
+
+    def charge(what: str, e: float) -> float:
+        e = min(e, left[0])
+        left[0] -= e
+        charges.append(StructureCharge(f"{name}: {what}", e, 0.0, _MECHANISM[what]))
+        return e
+
+    if kind == "integer":
+        integer = True
+        sources["integer"] = "declared (integer dtype)"
+    else:
+        e = charge("integer", _SHARES["integer"] * epsilon)
+        frac = np.count_nonzero(x != np.round(x))
+        # (non-integers, observed): each record changes each count by at most 1, so half the
+        # budget on each keeps the pair e-DP
+        noisy_frac = noisy_count(int(frac), e / 2, rng)
+        noisy_n = noisy_count(int(x.size), e / 2, rng)
+        integer = noisy_frac <= INTEGER_SLACK * max(noisy_n, 0.0)
+        sources["integer"] = _dp(e)
+    if declared is not None:
+        lo, hi = declared
+        grid = integer and float(lo).is_integer() and hi - lo + 1 <= max_grid_points
+        sources["support"] = "declared"
+    else:
+        e_outer = charge("outer range", _SHARES["outer"] * epsilon)
+        outer = _outer_range(x, integer, e_outer, rng)
+        grid = integer and outer[1] - outer[0] + 1 <= max_grid_points
+        e = charge("bounds", left[0] if grid else _SHARES["bounds"] * epsilon)
+        cand = candidate_grid(integer, *outer, per_decade=96)
+        lo = dp_extreme(x, "low", cand, e / 2, rng, rank=extreme_rank(cand.size, e / 2, 3.0))
+        cand = cand[cand >= lo]
+        hi = dp_extreme(x, "high", cand, e / 2, rng, rank=extreme_rank(cand.size, e / 2, 3.0))
+        if integer:
+            lo, hi = float(math.floor(lo)), float(math.ceil(hi))
+        if hi <= lo:  # a constant column: a support of one grid step
+            hi = lo + 1.0
+        sources["support"] = f"DP (epsilon {e_outer + e:.3g})"
+    if grid:
+        return ColumnStructure(
+            name, True, (lo, hi), "grid_ordinal", (), (), sources, tuple(charges)
+        )
+    spike_out: tuple[float, ...] = ()
+    if lo <= 0.0 <= hi and not any(float(s) == 0.0 for s in (*spikes, *codes)):
+        e = charge("spike", _SHARES["spike"] * epsilon)
+        zeros = int(np.count_nonzero(x == 0.0))
+        noisy_z = noisy_count(zeros, e / 2, rng)
+        noisy_n = noisy_count(int(x.size), e / 2, rng)
+        if noisy_z >= SPIKE_SHARE * max(noisy_n, 0.0) and noisy_z > 0:
+            spike_out = (0.0,)
+        sources["spike"] = _dp(e)
+    e = charge("bins", left[0])
+    rest = x[x != 0.0] if spike_out else x
+    edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng)
+    sources["bins"] = _dp(e)
+    return ColumnStructure(
+        name, integer, (lo, hi), "binned", edges, spike_out, sources, tuple(charges)
+    )
+
+
+_MECHANISM = {
+    "integer": "Laplace counts of non-integer and observed values",
+    "outer range": "Laplace histogram of signed decades",
+    "bounds": "exponential-mechanism quantiles inside the outer range (Smith 2011)",
+    "spike": "Laplace counts of zeros and observed values",
+    "bins": "Laplace histogram over the candidate grid",
+}
+
+
+def estimate_structure(
+    frame: pd.DataFrame,
+    columns: Sequence[str],
+    *,
+    missing_codes: Mapping[str, Sequence] | None = None,
+    spikes: Mapping[str, Sequence[float]] | None = None,
+    bounds: Mapping[str, tuple[float, float]] | None = None,
+    structure_epsilon: float = STRUCTURE_EPSILON,
+    structure_delta: float = STRUCTURE_DELTA,
+    named_levels: Mapping[str, Sequence] | None = None,
+    rng: np.random.Generator,
+    max_grid_points: int = MAX_GRID_POINTS,
+    n_bins: int = N_BINS,
+) -> Structure:
+    r"""The structure of the numeric columns among ``columns`` (module docstring).
+
+    Parameters
+    ----------
+    frame
+        The confidential data (never modified).
+    columns
+        The synthesized columns with no declared model, grid or bins; a text column's levels are
+        selected (module docstring), categorical and boolean columns' are declared by the dtype.
+    missing_codes, spikes
+        Declared codes and spikes: kept apart from the values whose structure is estimated.
+    bounds
+        Declared valid ranges ``{column: (low, high)}`` (a codebook's): no budget is spent on
+        them, and a real value outside one is an error.
+    structure_epsilon
+        The stage's budget, split equally over the columns that spend any; a column whose every
+        choice is declared spends nothing.
+    structure_delta
+        The delta of each text column's partition selection (the stage's delta is their sum).
+    named_levels
+        Column -> levels named by declared rules and structural zeros: public, always kept.
+    rng
+        The randomness of every DP release.
+    """
+    if isinstance(structure_epsilon, bool) or not isinstance(structure_epsilon, (int, float)):
+        raise TypeError(f"'structure_epsilon' must be a number. Got {structure_epsilon!r}.")
+    if not (math.isfinite(structure_epsilon) and structure_epsilon > 0):
+        raise ValueError(f"'structure_epsilon' must be finite and > 0. Got {structure_epsilon!r}.")
+    codes = dict(missing_codes or {})
+    spk = dict(spikes or {})
+    declared = {c: _declared_range(c, v) for c, v in dict(bounds or {}).items()}
+    unknown = sorted(set(declared) - set(frame.columns))
+    if unknown:
+        raise ValueError(f"'bounds' names column(s) {unknown} that are not in the frame.")
+    if not (isinstance(structure_delta, (int, float)) and 0 < structure_delta <= 0.5):
+        raise ValueError(f"'structure_delta' must be in (0, 0.5]. Got {structure_delta!r}.")
+    numeric, text = [], []
+    for c in columns:
+        kind = column_kind(frame[c])
+        if kind in ("integer", "float"):
+            numeric.append(c)
+        elif kind in ("string", "object"):
+            text.append(c)
+    for c in numeric:
+        if c in declared:
+            s = frame[c]
+            status, values, _ = split_status(s, tuple(codes.get(c, ())), (), name=c)
+            _check_declared(s, np.asarray(values, dtype=np.float64), status == 0, *declared[c], c)
+    per_column = structure_epsilon / max(len(numeric) + len(text), 1)
+    out = {}
+    for c in numeric:
+        out[c] = _column(frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())),
+                         declared.get(c), per_column, rng, max_grid_points, n_bins)  # fmt: skip
+    named = {c: {str(v) for v in vs} for c, vs in dict(named_levels or {}).items()}
+    levels = {c: _levels(frame[c], c, tuple(codes.get(c, ())), per_column, structure_delta, rng,
+                         named.get(c, set()))
+              for c in text}  # fmt: skip
+    return Structure(out, float(structure_epsilon), levels, float(structure_delta) * len(text))
+
+
+def _levels(series, name, codes, epsilon, delta, rng, named=frozenset()) -> LevelStructure:
+    """A text column's levels by Laplace partition selection over its sorted observed levels
+    (codes and empty cells apart, the public ``named`` levels kept without selection):
+    (epsilon, delta)-DP for add/remove, each record holding one level
+    (:func:`~pseudopost.privacy.structure.partition_selection`)."""
+    status, values, _ = split_status(series, codes, (), name=name)
+    observed = pd.Series(np.asarray(values, dtype=object)[status == 0]).astype(str)
+    counts = observed.value_counts()
+    ordered = {k: int(counts[k]) for k in sorted(counts.index) if k not in named}
+    kept = sorted({*partition_selection(ordered, epsilon, delta, rng),
+                   *(k for k in counts.index if k in named)})  # fmt: skip
+    charge = StructureCharge(f"{name}: levels", epsilon, delta, "Laplace partition selection")
+    return LevelStructure(name, tuple(kept), (charge,))

@@ -1,0 +1,175 @@
+"""The structure stage of a whole-file release (:mod:`pseudopost.mechanisms.structure`) and
+``pp.synthesize``'s defaults built on it: no synthetic value outside the declared or DP support,
+integer columns integer, declared ranges free and binding, the stage's epsilon in the statement
+and its charge, the same seed the same file."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pseudopost.mechanisms.structure import Structure, estimate_structure
+from pseudopost.synthesis import synthesize
+
+FAST = {"draws": 30, "tune": 30, "chains": 1}
+
+
+def _survey(n=600, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 90, size=n)
+    income = np.where(rng.random(n) < 0.3, 0.0, np.round(np.exp(rng.normal(10, 1, n)), 2))
+    score = rng.binomial(10, 0.6, size=n).astype(float)
+    score[rng.random(n) < 0.05] = np.nan
+    sex = rng.choice(["f", "m"], size=n)
+    return pd.DataFrame({"age": age, "sex": sex, "score": score, "income": income})
+
+
+def _quiet(fn, *a, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*a, **kw)
+
+
+def test_structure_of_a_survey_declared_and_dp():
+    frame = _survey(4000)
+    s = estimate_structure(frame, list(frame.columns), bounds={"score": (0, 10)},
+                           structure_epsilon=1.0, rng=np.random.default_rng(1))  # fmt: skip
+    assert isinstance(s, Structure)
+    assert set(s.columns) == {"age", "score", "income"}
+    age, score, income = s.columns["age"], s.columns["score"], s.columns["income"]
+    # age: integer dtype (declared), DP bounds near 18-89, modelled over its integers
+    assert age.integer and age.model == "grid_ordinal"
+    assert age.sources["integer"].startswith("declared")
+    assert 15 <= age.support[0] <= 22 and 85 <= age.support[1] <= 99
+    # score: a float column of integers, declared range: no budget spent on its support
+    assert score.support == (0.0, 10.0) and score.sources["support"] == "declared"
+    assert score.integer and score.model == "grid_ordinal"
+    assert not any("bounds" in c.name or "outer" in c.name for c in score.charges)
+    # income: continuous, zero a spike (30 % zeros), binned with increasing edges in support
+    assert not income.integer and income.model == "binned" and income.spikes == (0.0,)
+    edges = np.asarray(income.bins)
+    assert np.all(np.diff(edges) > 0) and edges[0] == income.support[0]
+    assert edges[-1] == income.support[1]
+    # every charge spent is within the budget, and the stage reports their sum
+    assert 0 < s.epsilon <= 1.0 + 1e-12
+    assert s.epsilon == pytest.approx(sum(c.epsilon for c in s.charges))
+    assert s.to_dict()["neighbouring"] == "add/remove one record"
+
+
+def test_structure_same_seed_same_choices_and_budget_checked():
+    frame = _survey(800)
+    a = estimate_structure(frame, list(frame.columns), rng=np.random.default_rng(5))
+    b = estimate_structure(frame, list(frame.columns), rng=np.random.default_rng(5))
+    assert a.to_dict() == b.to_dict()
+    with pytest.raises(ValueError, match="structure_epsilon"):
+        estimate_structure(frame, ["age"], structure_epsilon=0.0, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"bounds of column 'age'"):
+        estimate_structure(frame, ["age"], bounds={"age": (5, 1)}, rng=np.random.default_rng(0))
+
+
+def test_declared_range_refuses_a_value_outside_naming_the_row():
+    frame = _survey(50)
+    frame.loc[7, "age"] = 130
+    with pytest.raises(ValueError, match=r"Column 'age' holds 130 in row 7, outside its declared"):
+        estimate_structure(frame, ["age"], bounds={"age": (18, 99)}, rng=np.random.default_rng(0))
+
+
+def test_apply_codes_values_into_the_support_without_touching_the_input():
+    frame = pd.DataFrame({"x": [1.0, 2.0, 500.0, -8.0, np.nan, 3.0] * 50})
+    before = frame.copy()
+    s = estimate_structure(frame, ["x"], missing_codes={"x": [-8]}, rng=np.random.default_rng(0))
+    coded = s.apply(frame, {"x": [-8]})
+    lo, hi = s.columns["x"].support
+    v = coded["x"].to_numpy()
+    observed = ~np.isnan(v) & (v != -8)
+    assert np.all((v[observed] >= lo) & (v[observed] <= hi))
+    assert np.sum(v == -8) == 50 and np.isnan(v).sum() == 50  # codes and empty cells untouched
+    pd.testing.assert_frame_equal(frame, before)
+
+
+def test_synthesize_defaults_keep_values_in_support_and_integers_integer():
+    frame = _survey(600, seed=3)
+    before = frame.copy()
+    out = _quiet(synthesize, frame, bounds={"score": (0, 10)}, seed=2, **FAST)
+    pd.testing.assert_frame_equal(frame, before)
+    syn = out.synthetic
+    for c, s in out.structure.columns.items():
+        v = pd.to_numeric(syn[c], errors="coerce").to_numpy(dtype=float)
+        v = v[~np.isnan(v)]
+        assert np.all((v >= s.support[0]) & (v <= s.support[1])), c
+        if s.integer:
+            assert np.all(v == np.round(v)), c
+    assert syn["score"].dropna().between(0, 10).all()
+    assert pd.api.types.is_integer_dtype(syn["age"])
+    # the choices say where each structural choice came from
+    row = out.choices.set_index("column").loc["score"]
+    assert row["support"] == "declared" and "DP" in row["integer"]
+    assert out.choices.set_index("column").loc["age", "support"].startswith("DP")
+    # the statement carries the stage, paid once whatever m
+    st_ = out.privacy_statement
+    assert st_.structure_epsilon == pytest.approx(out.structure_epsilon) and 0 < st_.structure_epsilon <= 1
+    eps1, _ = st_.charge(1)
+    eps3, _ = st_.charge(3)
+    assert eps1 == pytest.approx(out.epsilon + out.structure_epsilon)
+    assert eps3 == pytest.approx(3 * out.epsilon + out.structure_epsilon)
+    assert "structure stage" in st_.describe()
+
+
+def test_synthesize_same_seed_same_file_and_data_read_path_flagged():
+    frame = _survey(300, seed=4)
+    a = _quiet(synthesize, frame, seed=9, **FAST)
+    b = _quiet(synthesize, frame, seed=9, **FAST)
+    pd.testing.assert_frame_equal(a.synthetic, b.synthetic)
+    assert a.structure.to_dict() == b.structure.to_dict()
+    old = _quiet(synthesize, frame, structure_epsilon=None, seed=9, **FAST)
+    assert old.structure is None and old.structure_epsilon == 0.0
+    assert any("not covered" in x for x in old.privacy_statement.assumptions)
+    with pytest.raises(ValueError, match="structure_epsilon=None"):
+        synthesize(frame, structure_epsilon=None, bounds={"age": (18, 89)}, seed=1)
+
+
+_column = st.sampled_from(["integer", "continuous", "skewed", "heaped", "bounded"])
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(kinds=st.lists(_column, min_size=1, max_size=3), seed=st.integers(0, 2**16),
+       missing=st.floats(0, 0.3), code=st.booleans())  # fmt: skip
+def test_no_synthetic_value_leaves_the_support(kinds, seed, missing, code):
+    """Hypothesis: random frames (integer, continuous, skewed, heaped, bounded columns, with
+    empty cells and a -8 code) never give a synthetic value outside the declared or DP support,
+    and integer columns stay integer."""
+    rng = np.random.default_rng(seed)
+    n = 120
+    cols, bounds, codes = {}, {}, {}
+    for j, kind in enumerate(kinds):
+        name = f"{kind}{j}"
+        if kind == "integer":
+            v = rng.integers(-5, 40, size=n).astype(float)
+        elif kind == "continuous":
+            v = rng.normal(3, 2, size=n)
+        elif kind == "skewed":
+            v = np.exp(rng.normal(5, 2, size=n))
+        elif kind == "heaped":
+            v = np.round(rng.normal(50, 15, size=n) / 5) * 5
+        else:
+            v = rng.integers(0, 11, size=n).astype(float)
+            bounds[name] = (0, 10)
+        v[rng.random(n) < missing] = np.nan
+        if code:
+            v[rng.random(n) < 0.05] = -8.0
+            codes[name] = [-8]
+        cols[name] = v
+    cols["group"] = rng.choice(["a", "b"], size=n)
+    frame = pd.DataFrame(cols)
+    out = _quiet(synthesize, frame, bounds=bounds, missing_codes=codes, seed=seed, **FAST)
+    for c, s in out.structure.columns.items():
+        v = pd.to_numeric(out.synthetic[c], errors="coerce").to_numpy(dtype=float)
+        v = v[~np.isnan(v) & ~np.isin(v, codes.get(c, []))]
+        assert np.all((v >= s.support[0]) & (v <= s.support[1])), (c, s.support, v.min(), v.max())
+        if s.integer:
+            assert np.all(v == np.round(v)), c
+        if c in bounds:
+            assert s.sources["support"] == "declared"

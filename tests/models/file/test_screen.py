@@ -1,0 +1,208 @@
+"""Awkward columns agencies' files carry (issue 31, item 5): duplicate or bad names, numbers out
+of range and identifiers refused before any work, with the column, row and value named; and a
+many-level categorical column modelled without predictors and left out of later columns'."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pseudopost as pp
+from pseudopost.models.file import Declarations, make_plan
+from pseudopost.models.file.choice import MANY_LEVELS
+from pseudopost.models.file.screen import ID_MIN_DISTINCT, OUTER_BOUND, screen_frame
+
+
+def _small(n: int = 120, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "sex": rng.choice(["F", "M"], n),
+            "age": rng.integers(16, 80, n),
+            "income": np.round(rng.lognormal(10, 1, n)),
+        },
+        index=pd.RangeIndex(100, 100 + n),  # labels that are not positions
+    )
+
+
+def _with_id(n: int = 120) -> pd.DataFrame:
+    f = _small(n)
+    f["person"] = [f"P{k:05d}" for k in range(n)]
+    return f
+
+
+def _many(n: int = 150, levels: int = 400, seed: int = 1) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    cats = [f"c{k:04d}" for k in range(levels)]
+    f = _small(n, seed)
+    f.insert(1, "code", pd.Categorical(rng.choice(cats[:100], n), categories=cats))
+    return f
+
+
+def test_duplicate_names_are_listed():
+    f = _small()
+    f = pd.concat([f, f[["age", "sex"]]], axis=1)
+    with pytest.raises(ValueError, match=r"\['sex', 'age'\] occur more than once"):
+        screen_frame(f)
+    with pytest.raises(ValueError, match="occur more than once"):  # even when dropped
+        screen_frame(f, drop=["age", "sex"])
+
+
+@pytest.mark.parametrize(
+    ("name", "error", "message"),
+    [
+        (3, TypeError, r"must be strings; got \[3\]"),
+        ("", ValueError, r"position\(s\) \[3\] have an empty name"),
+        ("a::b", ValueError, r"\['a::b'\] contain '::'"),
+    ],
+)
+def test_bad_names(name, error, message):
+    f = _small()
+    f[name] = 1.0
+    with pytest.raises(error, match=message):
+        screen_frame(f)
+
+
+@pytest.mark.parametrize("value", [1e300, np.inf, -np.inf, -2 * OUTER_BOUND])
+def test_numbers_out_of_range_name_column_row_value_and_count(value):
+    f = _small()
+    f["income"] = f["income"].astype(float)
+    f.loc[[117, 150], "income"] = value
+    with pytest.raises(ValueError) as info:
+        screen_frame(f)
+    text = str(info.value)
+    assert "'income'" in text and "row 117" in text and f"{value}" in text
+    assert "2 value(s)" in text
+
+
+def test_numbers_within_range_and_nullable_dtypes_pass():
+    f = _small()
+    f["income"] = f["income"].astype("Float64")
+    f.loc[101, "income"] = pd.NA
+    f.loc[102, "income"] = OUTER_BOUND  # the bound itself is allowed
+    f["count"] = pd.array([1] * len(f), dtype="Int64")
+    screen_frame(f)
+
+
+def test_dropped_columns_are_not_screened_and_kept_ones_only_for_numbers():
+    f = _with_id()
+    f["income"] = f["income"].astype(float)
+    f.loc[105, "income"] = np.inf
+    screen_frame(f, drop=["person", "income"])
+    with pytest.raises(ValueError, match="'income' holds inf in row 105"):
+        screen_frame(f, keep=["person", "income"])
+    screen_frame(f.drop(columns="income"), keep=["person"])
+
+
+def test_identifier_is_refused_with_an_example_and_how_to_fix():
+    f = _with_id()
+    f.loc[100, "person"] = ""  # empty cells are not values
+    f.loc[101, "person"] = None
+    with pytest.raises(ValueError) as info:
+        screen_frame(f)
+    text = str(info.value)
+    assert "Column 'person' looks like a record identifier" in text
+    assert "118 distinct values in its 118 non-empty cells" in text
+    assert "'P00002' in row 102" in text
+    assert "drop=['person']" in text and "pandas Categorical" in text
+    # declared as a Categorical (a code with levels), it is not an identifier
+    f["person"] = f["person"].astype("category")
+    screen_frame(f)
+
+
+def test_identifier_rule_boundaries():
+    n = 2 * ID_MIN_DISTINCT + 10
+    rng = np.random.default_rng(0)
+    f = _small(n)
+    # each value twice: distinct == half the cells, not more than half
+    f["household"] = [f"H{k // 2:04d}" for k in range(n)]
+    screen_frame(f)
+    # more than half distinct but only 50: a small code column of a small file
+    g = _small(2 * ID_MIN_DISTINCT - 1)
+    g["state"] = [f"S{k:02d}" for k in range(ID_MIN_DISTINCT)] + ["S00"] * (ID_MIN_DISTINCT - 1)
+    screen_frame(g)
+    g.loc[g.index[-1], "state"] = "S99"  # 51 distinct of 99
+    with pytest.raises(ValueError, match="'state' looks like a record identifier"):
+        screen_frame(g)
+    f["household"] = rng.permutation([f"H{k:04d}" for k in range(n)])
+    with pytest.raises(ValueError, match="'household' looks like"):
+        screen_frame(f)
+
+
+def test_input_is_never_modified():
+    f = _with_id()
+    f["income"] = f["income"].astype(float)
+    f.loc[103, "income"] = 1e300
+    before = f.copy(deep=True)
+    for kw in ({}, {"drop": ["income"]}, {"drop": ["income", "person"]}):
+        try:
+            screen_frame(f, **kw)
+        except ValueError:
+            pass
+    pd.testing.assert_frame_equal(f, before)
+    assert list(f.columns) == list(before.columns) and f.index.equals(before.index)
+
+
+def test_make_plan_screens_first():
+    f = _with_id()
+    with pytest.raises(ValueError, match="'person' looks like a record identifier"):
+        make_plan(f, Declarations.from_arguments())
+    make_plan(f, Declarations.from_arguments(drop=["person"]))
+
+
+def test_many_level_column_plan():
+    f = _many()
+    assert f["code"].nunique() > MANY_LEVELS
+    plan = make_plan(f, Declarations.from_arguments())
+    by = {p.name: p for p in plan.plans}
+    code = by["code"]
+    assert [pp.part.family for pp in code.parts] == ["dirichlet_categorical"]
+    assert code.design.columns == ()
+    # left out of the later columns' predictors; the small columns stay in
+    assert by["age"].design.columns == ("sex",)
+    assert by["income"].design.columns == ("sex", "age")
+    row = plan.choices().set_index("column").loc["code"]
+    assert row.model == "dirichlet_categorical"
+    assert f"more than {MANY_LEVELS}" in row.reason
+    assert "left out of later columns' predictors" in row.reason
+    # kept, it is left out of the synthesized columns' predictors too, and says so
+    kept = make_plan(f, Declarations.from_arguments(keep=["code"]))
+    assert all("code" not in p.design.columns for p in kept.plans)
+    assert (
+        "left out of later columns' predictors"
+        in (kept.choices().set_index("column").loc["code", "reason"])
+    )
+
+
+def test_many_level_column_declarations_override():
+    f = _many()
+    # a declared predictor_matrix row: the column is conditioned on what it names
+    plan = make_plan(f, Declarations.from_arguments(predictor_matrix={"code": ["sex"]}))
+    code = {p.name: p for p in plan.plans}["code"]
+    assert code.choice.model == "categorical" and code.design.columns == ("sex",)
+    # a later column's declared row may name it
+    plan = make_plan(f, Declarations.from_arguments(predictor_matrix={"income": ["code"]}))
+    assert {p.name: p for p in plan.plans}["income"].design.columns == ("code",)
+    # a column with 50 levels is not a many-level column
+    g = f.copy()
+    g["code"] = pd.Categorical([f"c{k % MANY_LEVELS}" for k in range(len(g))])
+    plan = make_plan(g, Declarations.from_arguments())
+    by = {p.name: p for p in plan.plans}
+    assert by["code"].choice.model == "categorical"
+    assert "code" in by["income"].design.columns
+
+
+def test_many_level_column_synthesized_among_its_levels():
+    f = _many()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = pp.synthesize(f, draws=50, tune=50, chains=1, seed=1)
+    row = out.choices.set_index("column").loc["code"]
+    assert row.model == "dirichlet_categorical" and f"more than {MANY_LEVELS}" in row.reason
+    synth = out.synthetic["code"]
+    assert isinstance(synth.dtype, pd.CategoricalDtype)
+    assert set(synth.dropna()) <= set(f["code"])
+    assert synth.notna().all() and len(synth) == len(f)
