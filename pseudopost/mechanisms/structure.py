@@ -12,9 +12,11 @@ came from.
 
 For each synthesized numeric column with no declared model, grid or bins:
 
+0. **A noisy count** of the column's observed values (Laplace), reused by the later steps.
 1. **Integers.** An integer dtype is declared. A float column is integer-valued when the noisy
    count of its non-integer observed values (Laplace, :func:`~pseudopost.privacy.structure.
-   noisy_count`) is at most :data:`INTEGER_SLACK` times the noisy count of its observed values.
+   noisy_count`) is at most :data:`INTEGER_SLACK` times the noisy count of its observed values
+   (the few non-integers are then rounded).
 2. **Support** :math:`[\ell, h]`. A declared range, or: an outer range from a Laplace histogram
    of the values' signed decades (widened by a factor of 3), then the exponential mechanism's
    lower and upper bounds over the public candidate grid inside it (:math:`K` candidates) at
@@ -25,7 +27,9 @@ For each synthesized numeric column with no declared model, grid or bins:
    same, so a smaller target lets the bound wander beyond the data (a score of 22 out of 10, a
    7-year-old in a school survey); this target makes that rare (probability about
    :math:`e^{-3}/(1 + e^{-3})` at most, and far less when the data put a candidate at the
-   target) and codes about t records at each end to the bound instead: a DP top- and
+   target) and codes about t records at each end to the bound instead (t at most
+   :data:`MAX_CODED` of the noisy count, so that on a small file the ends' targets never
+   cross and the bounds land beyond the data): a DP top- and
    bottom-code, as agencies topcode ages and incomes. On a small file with many columns that
    is a few percent of the records at each end; declare the codebook's range where one exists
    (``bounds``): it costs nothing and binds exactly. A real value outside a *declared* range
@@ -80,6 +84,7 @@ from pseudopost.privacy.structure import (
 
 __all__ = [
     "INTEGER_SLACK",
+    "MAX_CODED",
     "MAX_GRID_POINTS",
     "N_BINS",
     "OTHER_LEVEL",
@@ -104,9 +109,11 @@ N_BINS = 32
 INTEGER_SLACK = 0.1
 #: zero is a spike when at least this share of the observed values are exact zeros
 SPIKE_SHARE = 0.02
+#: a DP bound's count target is at most this share of the noisy count of observed values
+MAX_CODED = 0.05
 #: shares of a numeric column's budget: integer test, outer range, bounds (of a binned column;
 #: a grid column's bounds get the rest), zero spike; a binned column's bins get the rest
-_SHARES = {"integer": 0.1, "outer": 0.1, "bounds": 0.6, "spike": 0.05}
+_SHARES = {"count": 0.05, "integer": 0.05, "outer": 0.1, "bounds": 0.6, "spike": 0.05}
 
 
 @dataclass(frozen=True)
@@ -223,7 +230,7 @@ class Structure:
             empty = col.isna().to_numpy() | (col.astype(object) == "").to_numpy()
             drop = ~empty & ~col.isin(keep).to_numpy()
             if drop.any():
-                out[c] = col.astype(object).where(~drop, OTHER_LEVEL)
+                out[c] = col.where(~drop, OTHER_LEVEL)  # the column keeps its dtype
         for c, s in self.columns.items():
             col = out[c]
             v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64, na_value=np.nan)
@@ -344,7 +351,7 @@ def _outer_range(x: np.ndarray, integer: bool, epsilon: float, rng) -> tuple[flo
     the values' signed decades (one bin for [-1e-6, 1e-6], one per sign and decade up to
     :data:`~pseudopost.privacy.structure.OUTER_BOUND`; each record in one bin, L1 sensitivity
     1, pure epsilon-DP for add/remove), from the lowest to the highest bin whose noisy count
-    is at least ``(_OUTER_Z + log(bins)) / epsilon`` (the whole outer range when none is),
+    is at least ``(_OUTER_Z + log(bins)) / epsilon`` and the bin of the largest noisy count,
     widened by a factor of 3 at each end. Searching the
     exponential mechanism's quantiles over a decade or two instead of the whole real line
     keeps it from drawing one of the many candidates beyond the data."""
@@ -355,8 +362,10 @@ def _outer_range(x: np.ndarray, integer: bool, epsilon: float, rng) -> tuple[flo
     counts = np.bincount(j, minlength=edges.size - 1).astype(np.float64)
     noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
     keep = np.flatnonzero(noisy >= (_OUTER_Z + math.log(counts.size)) / epsilon)
-    if keep.size == 0:
-        return -OUTER_BOUND, OUTER_BOUND
+    # the decade of the largest noisy count is always kept (post-processing): on a small file
+    # no decade may reach the threshold, and the whole real line would be no range at all
+    top = int(np.argmax(noisy))
+    keep = np.union1d(keep, [top])
     lo, hi = float(edges[keep[0]]), float(edges[keep[-1] + 1])
     # a decade holding a tenth of a small file may miss the threshold: widen by a factor of 3
     # at each end (post-processing), so the bounds are searched where the data may be
@@ -411,6 +420,7 @@ def _column(
     rng: np.random.Generator,
     max_grid_points: int,
     n_bins: int,
+    named: tuple = (),
 ) -> ColumnStructure:
     """One column's structure from its budget ``epsilon``. The steps run in turn, each
     charged what it spends; which later steps run depends only on earlier DP outputs and
@@ -428,18 +438,20 @@ def _column(
         charges.append(StructureCharge(f"{name}: {what}", e, 0.0, _MECHANISM[what]))
         return e
 
+    # one noisy count of the observed values, reused by every later step (post-processing),
+    # released only when a DP step follows
+    e_n, noisy_n = 0.0, 0.0
+    if kind != "integer" or declared is None:
+        e_n = charge("count", _SHARES["count"] * epsilon)
+        noisy_n = max(noisy_count(int(x.size), e_n, rng), 0.0)
     if kind == "integer":
         integer = True
         sources["integer"] = "declared (integer dtype)"
     else:
         e = charge("integer", _SHARES["integer"] * epsilon)
-        frac = np.count_nonzero(x != np.round(x))
-        # (non-integers, observed): each record changes each count by at most 1, so half the
-        # budget on each keeps the pair e-DP
-        noisy_frac = noisy_count(int(frac), e / 2, rng)
-        noisy_n = noisy_count(int(x.size), e / 2, rng)
-        integer = noisy_frac <= INTEGER_SLACK * max(noisy_n, 0.0)
-        sources["integer"] = _dp(e)
+        noisy_frac = noisy_count(int(np.count_nonzero(x != np.round(x))), e, rng)
+        integer = noisy_frac <= INTEGER_SLACK * noisy_n
+        sources["integer"] = _dp(e + e_n)
     if declared is not None:
         lo, hi = declared
         grid = integer and float(lo).is_integer() and hi - lo + 1 <= max_grid_points
@@ -450,14 +462,26 @@ def _column(
         grid = integer and outer[1] - outer[0] + 1 <= max_grid_points
         e = charge("bounds", left[0] if grid else _SHARES["bounds"] * epsilon)
         cand = candidate_grid(integer, *outer, per_decade=96)
-        lo = dp_extreme(x, "low", cand, e / 2, rng, rank=extreme_rank(cand.size, e / 2, 3.0))
+        # the count target, capped at a share of the noisy n: on a small file the two ends'
+        # targets must not cross (the bounds then land beyond the data, within the outer range)
+        t = min(extreme_rank(cand.size, e / 2, 3.0), MAX_CODED * noisy_n)
+        lo = dp_extreme(x, "low", cand, e / 2, rng, rank=t)
         cand = cand[cand >= lo]
-        hi = dp_extreme(x, "high", cand, e / 2, rng, rank=extreme_rank(cand.size, e / 2, 3.0))
+        hi = dp_extreme(x, "high", cand, e / 2, rng, rank=t)
         if integer:
             lo, hi = float(math.floor(lo)), float(math.ceil(hi))
         if hi <= lo:  # a constant column: a support of one grid step
             hi = lo + 1.0
         sources["support"] = f"DP (epsilon {e_outer + e:.3g})"
+    if named and declared is None:
+        # values named by declared rules lie strictly inside the support, so coding a value to
+        # a bound never moves it across a rule's threshold (public facts: post-processing)
+        step = 1.0 if integer else 0.0
+        lo = min(lo, float(math.floor(min(named))) - step if integer
+                 else float(np.nextafter(min(named), -np.inf)))  # fmt: skip
+        hi = max(hi, float(math.ceil(max(named))) + step if integer
+                 else float(np.nextafter(max(named), np.inf)))  # fmt: skip
+        grid = integer and hi - lo + 1 <= max_grid_points
     if grid:
         return ColumnStructure(
             name, True, (lo, hi), "grid_ordinal", (), (), sources, tuple(charges)
@@ -465,10 +489,8 @@ def _column(
     spike_out: tuple[float, ...] = ()
     if lo <= 0.0 <= hi and not any(float(s) == 0.0 for s in (*spikes, *codes)):
         e = charge("spike", _SHARES["spike"] * epsilon)
-        zeros = int(np.count_nonzero(x == 0.0))
-        noisy_z = noisy_count(zeros, e / 2, rng)
-        noisy_n = noisy_count(int(x.size), e / 2, rng)
-        if noisy_z >= SPIKE_SHARE * max(noisy_n, 0.0) and noisy_z > 0:
+        noisy_z = noisy_count(int(np.count_nonzero(x == 0.0)), e, rng)
+        if noisy_z >= SPIKE_SHARE * noisy_n and noisy_z > 0:
             spike_out = (0.0,)
         sources["spike"] = _dp(e)
     e = charge("bins", left[0])
@@ -481,10 +503,11 @@ def _column(
 
 
 _MECHANISM = {
-    "integer": "Laplace counts of non-integer and observed values",
+    "count": "Laplace count of observed values",
+    "integer": "Laplace count of non-integer values",
     "outer range": "Laplace histogram of signed decades",
     "bounds": "exponential-mechanism quantiles inside the outer range (Smith 2011)",
-    "spike": "Laplace counts of zeros and observed values",
+    "spike": "Laplace count of zeros",
     "bins": "Laplace histogram over the candidate grid",
 }
 
@@ -523,7 +546,9 @@ def estimate_structure(
     structure_delta
         The delta of each text column's partition selection (the stage's delta is their sum).
     named_levels
-        Column -> levels named by declared rules and structural zeros: public, always kept.
+        Column -> values named by declared rules and structural zeros: public. A text column
+        keeps the named levels; a numeric column's DP support is widened to hold the named
+        numbers strictly inside, so coding a value to a bound never crosses a rule's threshold.
     rng
         The randomness of every DP release.
     """
@@ -553,9 +578,13 @@ def estimate_structure(
             _check_declared(s, np.asarray(values, dtype=np.float64), status == 0, *declared[c], c)
     per_column = structure_epsilon / max(len(numeric) + len(text), 1)
     out = {}
+    numbers = {c: tuple(float(v) for v in vs if isinstance(v, (int, float)) and not
+                        isinstance(v, bool) and math.isfinite(float(v)))
+               for c, vs in dict(named_levels or {}).items()}  # fmt: skip
     for c in numeric:
         out[c] = _column(frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())),
-                         declared.get(c), per_column, rng, max_grid_points, n_bins)  # fmt: skip
+                         declared.get(c), per_column, rng, max_grid_points, n_bins,
+                         numbers.get(c, ()))  # fmt: skip
     named = {c: {str(v) for v in vs} for c, vs in dict(named_levels or {}).items()}
     levels = {c: _levels(frame[c], c, tuple(codes.get(c, ())), per_column, structure_delta, rng,
                          named.get(c, set()))

@@ -87,6 +87,7 @@ import numpy as np
 import pandas as pd
 
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON
+from pseudopost.models.rules import named_levels
 from pseudopost.release import report
 from pseudopost.release.adapters.base import AccountResult, Produced
 from pseudopost.release.adapters.pseudo_posterior import (
@@ -443,6 +444,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             structure = estimate_structure(
                 frame, free, missing_codes=codes, spikes=kw.get("spikes", {}), bounds=ranges,
                 structure_epsilon=st.structure_epsilon,
+                named_levels=named_levels(kw.get("rules", ()), kw.get("structural_zeros", ())),
                 rng=np.random.default_rng([spec.seed, 7]),
             )  # fmt: skip
             found = structure.declarations()
