@@ -558,6 +558,7 @@ def main(argv=None) -> int:
         r, text = run_file(name, args)
         rows += r
         notes.append(text)
+        pd.DataFrame(rows).to_csv(RESULTS / "defaults.partial.tmp", index=False)  # so far
     table = pd.DataFrame(rows)
     if SYNTHPOP in set(table["synthesizer"]):
         sp = table[table["synthesizer"] == SYNTHPOP].set_index("file")["wall s"]

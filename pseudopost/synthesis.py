@@ -10,12 +10,18 @@ their draws paired) and returns the synthetic frame(s), the table of choices and
 mechanism.
 
 Defaults, each public and listed in the choices table: the visit order is the frame's column
-order; every column is conditioned on all earlier ones; a column's model is chosen from its
-dtype and observed values (:mod:`pseudopost.models.file.choice`: strings, categories, booleans
-and numbers with at most ``max_levels`` (10) values are categorical, missing cells and codes
-levels of their own; other numbers get a status part (observed, missing, each code, each spike)
-and a value part, zeros of a zero-inflated amount becoming a spike); a log-normal column enters
-later columns as ``log``.
+order; every column is conditioned on all earlier ones. Before any work the frame is screened
+(:func:`~pseudopost.models.file.screen.screen_frame`: duplicate names, identifier columns,
+values no model can start from). Then the **structure stage**
+(:mod:`pseudopost.mechanisms.structure`, ``structure_epsilon``, default 1) releases, by
+differentially private mechanisms, what a codebook does not declare: each numeric column's
+integer-ness, support, zero spike and bins, and each text column's levels; numeric columns are
+modelled over their support (every integer of it, ``grid_ordinal``, or a histogram density,
+``binned``), so no synthetic value leaves it. Categorical, boolean and text columns are
+categorical, missing cells and codes levels of their own; a column of more than 50 levels has
+no predictors and is no predictor (shrinkage, :mod:`pseudopost.models.file.choice`).
+``structure_epsilon=None`` reads a numeric column's family from its observed values instead
+(:mod:`pseudopost.models.file.choice`, pseudopost 0.1's defaults), not covered by any budget.
 
 Recording precision: a declared ``grid`` per numeric column (heights in whole inches stored as
 metres to 2 decimals) snaps the synthetic values to the grid the real ones are recorded on, a
@@ -33,9 +39,12 @@ are seen, so the model's only contact with the data is its likelihood, which the
 covers. ``weight_floor`` keeps every level of every categorical part present
 (:func:`~pseudopost.risk.weights.level_floor`).
 
-**Privacy note**: the automatic choices (model families, levels and codes present, which
-transform) are read from the confidential data and are not covered by the accountant, as in
-synthpop and the papers; state them as public (a codebook) or declare them.
+**Privacy**: the structure stage is global DP (pure epsilon, plus partition selection's delta
+for text levels), paid once per release; the mechanism's local epsilon is computed given the
+structure; :attr:`SynthesisResult.privacy_statement` states both and charges
+:math:`m\varepsilon_x + \varepsilon_s` for m datasets. What stays read from the data and
+uncovered: which statuses (missing cells, codes) a column has, and, with
+``structure_epsilon=None``, the families and levels.
 """
 
 from __future__ import annotations

@@ -136,10 +136,14 @@ def test_adult_weighted_epsilon_below_unweighted(adult_run):
 def test_adult_choices_and_synthetic_frame(adult_run):
     frame, out = adult_run
     table = out.choices.set_index("column")
-    # age's integers and support from the structure stage (DP): modelled over its integers
-    assert list(table.model) == ["logistic", "grid_ordinal", "logistic"]
+    # age's integers and support from the structure stage (DP): modelled over its integers, or
+    # by bins when its support holds more than MAX_GRID_POINTS of them
+    age = out.structure.columns["age"]
+    assert age.integer and list(table.model) == ["logistic", age.model, "logistic"]
     assert set(table.role) == {"synthetic"}
-    assert table.loc["age", "parts"].startswith("age.value (cumulative")
+    family = "cumulative" if age.model == "grid_ordinal" else "binned"
+    assert table.loc["age", "parts"].startswith(f"age.value ({family}")
+    assert pd.api.types.is_integer_dtype(out.synthetic.age)
     assert table.loc["age", "support"].startswith("DP (epsilon")
     lo, hi = out.structure.columns["age"].support
     assert out.synthetic.age.between(lo, hi).all()

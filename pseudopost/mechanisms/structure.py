@@ -13,10 +13,11 @@ came from.
 For each synthesized numeric column with no declared model, grid or bins:
 
 0. **A noisy count** of the column's observed values (Laplace), reused by the later steps.
-1. **Integers.** An integer dtype is declared. A float column is integer-valued when the noisy
-   count of its non-integer observed values (Laplace, :func:`~pseudopost.privacy.structure.
-   noisy_count`) is at most :data:`INTEGER_SLACK` times the noisy count of its observed values
-   (the few non-integers are then rounded).
+1. **Recording precision.** An integer dtype is declared. A float column's precision is the
+   fewest decimals d in (0, 1, 2) whose grid holds all but :data:`INTEGER_SLACK` of its
+   observed values, by one Laplace vector of off-grid counts (the few off-grid values are then
+   rounded); none fits: continuous. Survey answers heap on their grid (whole years, whole
+   dollars), which a density inside bins cannot follow and a CART propensity score sees at once.
 2. **Support** :math:`[\ell, h]`. A declared range, or: an outer range from a Laplace histogram
    of the values' signed decades (widened by a factor of 3), then the exponential mechanism's
    lower and upper bounds over the public candidate grid inside it (:math:`K` candidates) at
@@ -34,13 +35,14 @@ For each synthesized numeric column with no declared model, grid or bins:
    is a few percent of the records at each end; declare the codebook's range where one exists
    (``bounds``): it costs nothing and binds exactly. A real value outside a *declared* range
    is an error.
-3. **Model over the support.** An integer column whose support holds at most
-   ``max_grid_points`` integers is modelled over every integer in it (the cumulative part,
+3. **Model over the support.** A column on a grid whose support holds at most
+   ``max_grid_points`` grid points is modelled over every point of it (the cumulative part,
    ``grid_ordinal``: any marginal shape, heaping included; every point of the support is a level
    whether or not the data hold it, so no level is read from the data). Any other column is a
    histogram density (``binned``) whose ``n_bins`` bins hold roughly equal shares of a noisy
    histogram of the observed values over the candidate grid inside the support (Laplace
-   counts, sensitivity 1); an integer column's draws are then rounded (post-processing).
+   counts, sensitivity 1); a gridded column's draws are then rounded to its grid
+   (post-processing).
 4. **Zero as a spike** (binned columns whose support holds 0): zero is a point mass of its own
    (synthpop's ``semicont``) when the noisy count of exact zeros is at least
    :data:`SPIKE_SHARE` of the noisy count of observed values.
@@ -101,8 +103,12 @@ __all__ = [
 STRUCTURE_EPSILON = 1.0
 #: delta of each text column's partition selection (the only approximate-DP step)
 STRUCTURE_DELTA = 1e-7
-#: an integer column with at most this many integers in its support is modelled over them
-MAX_GRID_POINTS = 400
+#: a column recorded on a grid (integers, tenths, cents) with at most this many grid points in
+#: its support is modelled over them (a score, a count, ages, years of schooling in tenths); a
+#: wider one by bins, so that an empty margin between the data and a loose DP bound is a few wide
+#: bins rather than many empty levels
+_DIGITS = (0, 1, 2)
+MAX_GRID_POINTS = 201
 #: bins of a histogram-density column
 N_BINS = 32
 #: a float column is integer-valued when at most this share of its observed values is not
@@ -134,6 +140,8 @@ class ColumnStructure:
     spikes: tuple[float, ...] = ()
     sources: dict = field(default_factory=dict)
     charges: tuple[StructureCharge, ...] = ()
+    #: the recording precision: values on the grid of 10**-digits (0: integers; None: none)
+    digits: int | None = None
 
     @property
     def epsilon(self) -> float:
@@ -142,21 +150,28 @@ class ColumnStructure:
     def declarations(self) -> dict:
         """The column's public declarations for the file model: ``grid``, ``bins``, ``spikes``."""
         out: dict = {}
+        d = 0 if self.integer else self.digits
         if self.model == "grid_ordinal":
             out["grid"] = {"step": 1, "bounds": [self.support[0], self.support[1]]}
+            if d:
+                out["grid"] = {"step": 10.0**-d, "digits": d,
+                               "bounds": [self.support[0], self.support[1]]}  # fmt: skip
         else:
             out["bins"] = list(self.bins)
-            if self.integer:
+            if d == 0:
                 out["grid"] = {"step": 1}  # draws rounded to integers (post-processing)
+            elif d is not None:
+                out["grid"] = {"digits": d}  # draws rounded to the recording precision
         if self.spikes:
             out["spikes"] = list(self.spikes)
         return out
 
     def describe(self) -> str:
         lo, hi = self.support
-        what = "integers" if self.integer else "values"
+        what = ("integers" if self.integer else "values" if self.digits is None
+                else f"values to {self.digits} decimal(s)")  # fmt: skip
         body = (
-            f"{what} in [{lo:g}, {hi:g}], each integer a level"
+            f"{what} in [{lo:g}, {hi:g}], each grid point a level"
             if self.model == "grid_ordinal"
             else f"{what} in [{lo:g}, {hi:g}], histogram density of {len(self.bins) - 1} bins"
         )
@@ -445,21 +460,33 @@ def _column(
         e_n = charge("count", _SHARES["count"] * epsilon)
         noisy_n = max(noisy_count(int(x.size), e_n, rng), 0.0)
     if kind == "integer":
-        integer = True
+        digits: int | None = 0
         sources["integer"] = "declared (integer dtype)"
     else:
+        # the recording precision: the off-grid counts for 0, 1, ..., MAX_DIGITS decimals, one
+        # Laplace vector (each record in each count at most once: L1 sensitivity len(_DIGITS))
         e = charge("integer", _SHARES["integer"] * epsilon)
-        noisy_frac = noisy_count(int(np.count_nonzero(x != np.round(x))), e, rng)
-        integer = noisy_frac <= INTEGER_SLACK * noisy_n
+        off = np.array([np.count_nonzero(np.abs(x * 10.0**d - np.round(x * 10.0**d)) > 1e-6)
+                        for d in _DIGITS], dtype=np.float64)  # fmt: skip
+        noisy = off + rng.laplace(0.0, len(_DIGITS) / e, size=off.size)
+        fits = [d for d, z in zip(_DIGITS, noisy, strict=True) if z <= INTEGER_SLACK * noisy_n]
+        digits = fits[0] if fits else None
         sources["integer"] = _dp(e + e_n)
+    integer = digits == 0
+    unit = 10.0 ** -(digits or 0)
+
+    def points(a: float, b: float) -> float:
+        return (b - a) / unit + 1
+
     if declared is not None:
         lo, hi = declared
-        grid = integer and float(lo).is_integer() and hi - lo + 1 <= max_grid_points
+        on_grid = digits is not None and float(lo / unit).is_integer()
+        grid = on_grid and points(lo, hi) <= max_grid_points
         sources["support"] = "declared"
     else:
         e_outer = charge("outer range", _SHARES["outer"] * epsilon)
         outer = _outer_range(x, integer, e_outer, rng)
-        grid = integer and outer[1] - outer[0] + 1 <= max_grid_points
+        grid = digits is not None and points(*outer) <= max_grid_points
         e = charge("bounds", left[0] if grid else _SHARES["bounds"] * epsilon)
         cand = candidate_grid(integer, *outer, per_decade=96)
         # the count target, capped at a share of the noisy n: on a small file the two ends'
@@ -468,10 +495,12 @@ def _column(
         lo = dp_extreme(x, "low", cand, e / 2, rng, rank=t)
         cand = cand[cand >= lo]
         hi = dp_extreme(x, "high", cand, e / 2, rng, rank=t)
-        if integer:
-            lo, hi = float(math.floor(lo)), float(math.ceil(hi))
+        if digits is not None:  # bounds on the recording grid
+            lo = round(math.floor(round(lo / unit, 6)) * unit, digits)
+            hi = round(math.ceil(round(hi / unit, 6)) * unit, digits)
         if hi <= lo:  # a constant column: a support of one grid step
-            hi = lo + 1.0
+            hi = lo + (unit if digits is not None else 1.0)
+        grid = digits is not None and points(lo, hi) <= max_grid_points
         sources["support"] = f"DP (epsilon {e_outer + e:.3g})"
     if named and declared is None:
         # values named by declared rules lie strictly inside the support, so coding a value to
@@ -481,10 +510,10 @@ def _column(
                  else float(np.nextafter(min(named), -np.inf)))  # fmt: skip
         hi = max(hi, float(math.ceil(max(named))) + step if integer
                  else float(np.nextafter(max(named), np.inf)))  # fmt: skip
-        grid = integer and hi - lo + 1 <= max_grid_points
+        grid = integer and points(lo, hi) <= max_grid_points
     if grid:
         return ColumnStructure(
-            name, True, (lo, hi), "grid_ordinal", (), (), sources, tuple(charges)
+            name, integer, (lo, hi), "grid_ordinal", (), (), sources, tuple(charges), digits
         )
     spike_out: tuple[float, ...] = ()
     if lo <= 0.0 <= hi and not any(float(s) == 0.0 for s in (*spikes, *codes)):
@@ -498,13 +527,13 @@ def _column(
     edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng)
     sources["bins"] = _dp(e)
     return ColumnStructure(
-        name, integer, (lo, hi), "binned", edges, spike_out, sources, tuple(charges)
+        name, integer, (lo, hi), "binned", edges, spike_out, sources, tuple(charges), digits
     )
 
 
 _MECHANISM = {
     "count": "Laplace count of observed values",
-    "integer": "Laplace count of non-integer values",
+    "integer": "Laplace counts of values off the grids of 1, 0.1 and 0.01",
     "outer range": "Laplace histogram of signed decades",
     "bounds": "exponential-mechanism quantiles inside the outer range (Smith 2011)",
     "spike": "Laplace count of zeros",

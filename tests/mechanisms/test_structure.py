@@ -41,15 +41,16 @@ def test_structure_of_a_survey_declared_and_dp():
     assert set(s.columns) == {"age", "score", "income"}
     age, score, income = s.columns["age"], s.columns["score"], s.columns["income"]
     # age: integer dtype (declared), DP bounds near 18-89, modelled over its integers
-    assert age.integer and age.model == "grid_ordinal"
+    assert age.integer and age.model == "grid_ordinal" and age.digits == 0
     assert age.sources["integer"].startswith("declared")
     assert 15 <= age.support[0] <= 22 and 85 <= age.support[1] <= 99
     # score: a float column of integers, declared range: no budget spent on its support
     assert score.support == (0.0, 10.0) and score.sources["support"] == "declared"
     assert score.integer and score.model == "grid_ordinal"
     assert not any("bounds" in c.name or "outer" in c.name for c in score.charges)
-    # income: continuous, zero a spike (30 % zeros), binned with increasing edges in support
+    # income: cents (2 decimals, DP), zero a spike (30 % zeros), binned with increasing edges
     assert not income.integer and income.model == "binned" and income.spikes == (0.0,)
+    assert income.digits == 2 and income.declarations()["grid"] == {"digits": 2}
     edges = np.asarray(income.bins)
     assert np.all(np.diff(edges) > 0) and edges[0] == income.support[0]
     assert edges[-1] == income.support[1]

@@ -313,3 +313,15 @@ def test_examples_validate(name):
     spec = load_spec(EXAMPLES / name, out="/nonexistent-release")
     frame = validate(spec)
     assert spec.mechanism == "whole_file" and len(frame) > 0
+
+
+def test_report_flags_columns_whose_synthetic_range_exceeds_the_real_one():
+    from pseudopost.release.adapters.whole_file import _beyond_real_range
+
+    real = pd.DataFrame({"age": [20, 30, 40], "g": ["a", "b", "a"], "x": [1.0, 2.0, 3.0]})
+    syn = [pd.DataFrame({"age": [19, 30, 41], "g": ["a", "a", "b"], "x": [1.5, 2.0, 3.0]})]
+    flags = _beyond_real_range(real, syn)
+    assert len(flags) == 1
+    assert "'age'" in flags[0] and "above the real maximum" in flags[0]
+    assert "below the real minimum" in flags[0]
+    assert _beyond_real_range(real, [real]) == []

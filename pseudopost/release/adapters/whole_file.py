@@ -524,7 +524,9 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         statement carries the stage's epsilon (:class:`WholeFileProduced`)."""
         produced = super().fit(spec, data, progress=progress)
         structured = self.__dict__["_structures"][_spec_key(spec)]
-        return WholeFileProduced(**vars(produced), structure=structured.structure)
+        flags = _beyond_real_range(self._frame(spec, data), produced.synthetic)
+        fields = {**vars(produced), "warnings": [*produced.warnings, *flags]}
+        return WholeFileProduced(**fields, structure=structured.structure)
 
     def fit_frame(self, spec: ReleaseSpec, data: pd.DataFrame) -> pd.DataFrame:
         """The released records (``_frame``) coded into the structure stage's support."""
@@ -745,6 +747,32 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         alpha = tree["weights"]["alpha"].to_numpy()
         res = account(acc, kept_draws(tree, acc.free_names), alpha, Unrestricted())
         return AccountResult(res.epsilon, float(tree["privacy"].attrs["epsilon"]), res.lipschitz)
+
+
+def _beyond_real_range(real: pd.DataFrame, synthetic: list[pd.DataFrame]) -> list[str]:
+    """A warning per numeric column whose synthetic values go below the real minimum or above
+    the real maximum (inside the DP or declared support, but beyond the data): the column and
+    the side only, for the data holder to declare its codebook range."""
+    out = []
+    for c in real.columns:
+        if not (pd.api.types.is_numeric_dtype(real[c]) and not pd.api.types.is_bool_dtype(real[c])):
+            continue
+        r = pd.to_numeric(real[c], errors="coerce")
+        sides = set()
+        for syn in synthetic:
+            if c not in syn.columns:
+                continue
+            v = pd.to_numeric(syn[c], errors="coerce")
+            if (v < r.min()).any():
+                sides.add("below the real minimum")
+            if (v > r.max()).any():
+                sides.add("above the real maximum")
+        if sides:
+            out.append(
+                f"column {c!r}: synthetic values {' and '.join(sorted(sides))} (inside its "
+                f"support); declare the codebook's range (bounds) if they are implausible"
+            )
+    return out
 
 
 def _declared(decl) -> dict[str, Any]:
