@@ -13,10 +13,11 @@ came from.
 For each synthesized numeric column with no declared model, grid or bins:
 
 0. **A noisy count** of the column's observed values (Laplace), reused by the later steps.
-1. **Recording precision.** An integer dtype is declared. A float column's precision is the
-   fewest decimals d in (0, 1, 2) whose grid holds all but :data:`INTEGER_SLACK` of its
-   observed values, by one Laplace vector of off-grid counts (the few off-grid values are then
-   rounded); none fits: continuous. Survey answers heap on their grid (whole years, whole
+1. **Recording grid.** An integer dtype is declared. A float column's grid is chosen among
+   public candidates (whole units, halves, pounds stored in kilograms, quarters, tenths, inches
+   stored in metres, hundredths) from one Laplace vector of off-grid counts: the coarsest grid
+   that holds all but about :data:`INTEGER_SLACK` of its observed values (the few off-grid
+   values are then rounded); none holds them: continuous. Survey answers heap on their grid (whole years, whole
    dollars), which a density inside bins cannot follow and a CART propensity score sees at once.
 2. **Support** :math:`[\ell, h]`. A declared range, or: an outer range from a Laplace histogram
    of the values' signed decades (widened by a factor of 3), then the exponential mechanism's
@@ -107,19 +108,44 @@ STRUCTURE_DELTA = 1e-7
 #: its support is modelled over them (a score, a count, ages, years of schooling in tenths); a
 #: wider one by bins, so that an empty margin between the data and a loose DP bound is a few wide
 #: bins rather than many empty levels
-_DIGITS = (0, 1, 2)
+#: public candidate recording grids of a float column, (step, decimals), coarsest first: whole
+#: units, halves, pounds in kilograms, quarters, tenths, inches in metres, hundredths
+_STEPS = ((1.0, 0), (0.5, 1), (0.4536, 2), (0.25, 2), (0.1, 1), (0.0254, 2), (0.01, 2))
+
+
+def _off_grid(x: np.ndarray, step: float, digits: int) -> int:
+    """How many values are not on the grid round(k * step, digits)."""
+    on = np.round(np.round(x / step) * step, digits)
+    return int(np.count_nonzero(np.abs(on - x) > 1e-9 * np.maximum(1.0, np.abs(x))))
+
+
+def _recording_grid(x, noisy_n, epsilon, rng) -> tuple[int | None, float | None]:
+    r"""A float column's recording grid among :data:`_STEPS`: one Laplace vector of the off-grid
+    counts (each record on or off each grid: L1 sensitivity ``len(_STEPS)``, pure epsilon-DP,
+    Dwork et al. 2006), then, as post-processing, the coarsest grid whose noisy count is at
+    most :math:`\kappa\tilde n + 2b` (:math:`\kappa` = :data:`INTEGER_SLACK`,
+    :math:`\tilde n` the column's noisy count, b the noise scale); none: continuous. The
+    margin 2b keeps a grid that holds every value from being refused by the noise; a grid
+    missing up to that many values is accepted, and those values are rounded onto it."""
+    b = len(_STEPS) / epsilon
+    off = np.array([_off_grid(x, s, d) for s, d in _STEPS], dtype=np.float64)
+    noisy = off + rng.laplace(0.0, b, size=off.size)
+    for (step, digits), z in zip(_STEPS, noisy, strict=True):
+        if z <= INTEGER_SLACK * noisy_n + 2.0 * b:
+            return digits, step
+    return None, None
 MAX_GRID_POINTS = 201
 #: bins of a histogram-density column
 N_BINS = 32
 #: a float column is integer-valued when at most this share of its observed values is not
-INTEGER_SLACK = 0.1
+INTEGER_SLACK = 0.05
 #: zero is a spike when at least this share of the observed values are exact zeros
 SPIKE_SHARE = 0.02
 #: a DP bound's count target is at most this share of the noisy count of observed values
 MAX_CODED = 0.05
 #: shares of a numeric column's budget: integer test, outer range, bounds (of a binned column;
 #: a grid column's bounds get the rest), zero spike; a binned column's bins get the rest
-_SHARES = {"count": 0.05, "integer": 0.05, "outer": 0.1, "bounds": 0.6, "spike": 0.05}
+_SHARES = {"count": 0.05, "integer": 0.15, "outer": 0.1, "bounds": 0.55, "spike": 0.05}
 
 
 @dataclass(frozen=True)
@@ -140,8 +166,10 @@ class ColumnStructure:
     spikes: tuple[float, ...] = ()
     sources: dict = field(default_factory=dict)
     charges: tuple[StructureCharge, ...] = ()
-    #: the recording precision: values on the grid of 10**-digits (0: integers; None: none)
+    #: the recording precision: values on the grid of ``step`` rounded to ``digits`` decimals
+    #: (0: integers; None: none)
     digits: int | None = None
+    step: float | None = None
 
     @property
     def epsilon(self) -> float:
@@ -150,26 +178,27 @@ class ColumnStructure:
     def declarations(self) -> dict:
         """The column's public declarations for the file model: ``grid``, ``bins``, ``spikes``."""
         out: dict = {}
-        d = 0 if self.integer else self.digits
+        d = 0 if self.integer and self.digits is None else self.digits
+        step = self.step if self.step is not None else (None if d is None else 10.0**-d)
+        grid = None
+        if d == 0 and step == 1.0:
+            grid = {"step": 1}
+        elif d is not None:
+            grid = {"step": step, "digits": d}
         if self.model == "grid_ordinal":
-            out["grid"] = {"step": 1, "bounds": [self.support[0], self.support[1]]}
-            if d:
-                out["grid"] = {"step": 10.0**-d, "digits": d,
-                               "bounds": [self.support[0], self.support[1]]}  # fmt: skip
+            out["grid"] = {**(grid or {"step": 1}), "bounds": [self.support[0], self.support[1]]}
         else:
             out["bins"] = list(self.bins)
-            if d == 0:
-                out["grid"] = {"step": 1}  # draws rounded to integers (post-processing)
-            elif d is not None:
-                out["grid"] = {"digits": d}  # draws rounded to the recording precision
+            if grid is not None:
+                out["grid"] = grid  # draws rounded to the recording grid (post-processing)
         if self.spikes:
             out["spikes"] = list(self.spikes)
         return out
 
     def describe(self) -> str:
         lo, hi = self.support
-        what = ("integers" if self.integer else "values" if self.digits is None
-                else f"values to {self.digits} decimal(s)")  # fmt: skip
+        what = ("integers" if self.integer and (self.step or 1.0) == 1.0 else
+                "values" if self.digits is None else f"values on a grid of {self.step:g}")  # fmt: skip
         body = (
             f"{what} in [{lo:g}, {hi:g}], each grid point a level"
             if self.model == "grid_ordinal"
@@ -461,26 +490,21 @@ def _column(
         noisy_n = max(noisy_count(int(x.size), e_n, rng), 0.0)
     if kind == "integer":
         digits: int | None = 0
+        step = 1.0
         sources["integer"] = "declared (integer dtype)"
     else:
-        # the recording precision: the off-grid counts for 0, 1, ..., MAX_DIGITS decimals, one
-        # Laplace vector (each record in each count at most once: L1 sensitivity len(_DIGITS))
         e = charge("integer", _SHARES["integer"] * epsilon)
-        off = np.array([np.count_nonzero(np.abs(x * 10.0**d - np.round(x * 10.0**d)) > 1e-6)
-                        for d in _DIGITS], dtype=np.float64)  # fmt: skip
-        noisy = off + rng.laplace(0.0, len(_DIGITS) / e, size=off.size)
-        fits = [d for d, z in zip(_DIGITS, noisy, strict=True) if z <= INTEGER_SLACK * noisy_n]
-        digits = fits[0] if fits else None
+        digits, step = _recording_grid(x, noisy_n, e, rng)
         sources["integer"] = _dp(e + e_n)
     integer = digits == 0
-    unit = 10.0 ** -(digits or 0)
+    unit = step if step is not None else 1.0
 
     def points(a: float, b: float) -> float:
         return (b - a) / unit + 1
 
     if declared is not None:
         lo, hi = declared
-        on_grid = digits is not None and float(lo / unit).is_integer()
+        on_grid = digits is not None and abs(lo / unit - round(lo / unit)) < 1e-9
         grid = on_grid and points(lo, hi) <= max_grid_points
         sources["support"] = "declared"
     else:
@@ -513,7 +537,8 @@ def _column(
         grid = integer and points(lo, hi) <= max_grid_points
     if grid:
         return ColumnStructure(
-            name, integer, (lo, hi), "grid_ordinal", (), (), sources, tuple(charges), digits
+            name, integer, (lo, hi), "grid_ordinal", (), (), sources, tuple(charges), digits,
+            step,
         )
     spike_out: tuple[float, ...] = ()
     if lo <= 0.0 <= hi and not any(float(s) == 0.0 for s in (*spikes, *codes)):
@@ -527,13 +552,14 @@ def _column(
     edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng)
     sources["bins"] = _dp(e)
     return ColumnStructure(
-        name, integer, (lo, hi), "binned", edges, spike_out, sources, tuple(charges), digits
+        name, integer, (lo, hi), "binned", edges, spike_out, sources, tuple(charges), digits,
+        step,
     )
 
 
 _MECHANISM = {
     "count": "Laplace count of observed values",
-    "integer": "Laplace counts of values off the grids of 1, 0.1 and 0.01",
+    "integer": "Laplace counts of values off each public recording grid",
     "outer range": "Laplace histogram of signed decades",
     "bounds": "exponential-mechanism quantiles inside the outer range (Smith 2011)",
     "spike": "Laplace count of zeros",

@@ -50,7 +50,7 @@ def test_structure_of_a_survey_declared_and_dp():
     assert not any("bounds" in c.name or "outer" in c.name for c in score.charges)
     # income: cents (2 decimals, DP), zero a spike (30 % zeros), binned with increasing edges
     assert not income.integer and income.model == "binned" and income.spikes == (0.0,)
-    assert income.digits == 2 and income.declarations()["grid"] == {"digits": 2}
+    assert income.digits == 2 and income.declarations()["grid"] == {"step": 0.01, "digits": 2}
     edges = np.asarray(income.bins)
     assert np.all(np.diff(edges) > 0) and edges[0] == income.support[0]
     assert edges[-1] == income.support[1]
