@@ -486,6 +486,15 @@ def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bin
     declared = {c for c, v in (models or {}).items() if str(v).lower() != "auto"}
     declared |= set(grid or {}) | set(bins or {})
     free = [c for c in columns if c in frame.columns and c not in declared]
+    bound_but_declared = sorted(set(bounds or {}) & declared)
+    if bound_but_declared:
+        raise ValueError(
+            f"'bounds' names column(s) {bound_but_declared}, which declare a model, grid or bins "
+            f"of their own; a declared grid takes its range as grid={{c: {{'step': ..., "
+            f"'bounds': [low, high]}}}}, and a declared model is not kept inside bounds. Drop "
+            f"the declaration (the structure stage then models the column over its range) or "
+            f"the bounds."
+        )
     return estimate_structure(
         frame, free, missing_codes=_codes(codebook, missing_codes), spikes=spikes, bounds=ranges,
         structure_epsilon=structure_epsilon, named_levels=named_levels(rules, structural_zeros),

@@ -130,6 +130,8 @@ def test_synthesize_same_seed_same_file_and_data_read_path_flagged():
     assert any("not covered" in x for x in old.privacy_statement.assumptions)
     with pytest.raises(ValueError, match="structure_epsilon=None"):
         synthesize(frame, structure_epsilon=None, bounds={"age": (18, 89)}, seed=1)
+    with pytest.raises(ValueError, match=r"'bounds' names column\(s\) \['income'\]"):
+        synthesize(frame, models={"income": "normal"}, bounds={"income": (0, 1e6)}, seed=1)
 
 
 _column = st.sampled_from(["integer", "continuous", "skewed", "heaped", "bounded"])
