@@ -84,7 +84,9 @@ def test_numbers_within_range_and_nullable_dtypes_pass():
     f.loc[101, "income"] = pd.NA
     f.loc[102, "income"] = OUTER_BOUND  # the bound itself is allowed
     f["count"] = pd.array([1] * len(f), dtype="Int64")
-    screen_frame(f)
+    before = f.copy()
+    assert screen_frame(f) is None  # accepted: no error
+    pd.testing.assert_frame_equal(f, before)
 
 
 def test_dropped_columns_are_not_screened_and_kept_ones_only_for_numbers():
