@@ -117,7 +117,10 @@ FILES = {
                 "strength_training_7d": (0, 7),
             },
         },
-        "facts": "age 12-18 (12 = 12 or younger, 18 = 18 or older); height 1.27-2.11 m and "
+        # whole-number answers (a codebook's variable types), read from the CSV as floats
+        "integers": ["age", "physically_active_7d", "strength_training_7d"],
+        "facts": "age, days active and days of strength training whole numbers; "
+        "age 12-18 (12 = 12 or younger, 18 = 18 or older); height 1.27-2.11 m and "
         "weight 29.94-180.99 kg (the CDC's edit ranges); physically_active_7d and "
         "strength_training_7d 0-7 days; empty cells missing; no rules",
         "regression": (
@@ -218,7 +221,9 @@ FILES = {
                 "educ": (0, 18),
             },
         },
-        "facts": "empty cells missing; hrwage and lwage missing when hours == 0 (hrwage = "
+        "integers": ["husunion", "union"],
+        "facts": "husunion and union 0/1 answers; "
+        "empty cells missing; hrwage and lwage missing when hours == 0 (hrwage = "
         "earns/hours, lwage = log(hrwage)); husearns 0-1,923 (the CPS weekly earnings topcode); "
         "educ and huseduc 0-18 (highest grade completed); the codebook's derived columns "
         "(husexp, exper, expersq, lwage) kept as the file has them",
@@ -259,7 +264,9 @@ FILES = {
                 "year": (1974, 2018),
             },
         },
-        "facts": "empty cells missing; occ10 (2010 census occupation code, 538 levels in the "
+        "integers": ["age", "childs", "prestg10"],
+        "facts": "age, childs and prestg10 whole numbers; "
+        "empty cells missing; occ10 (2010 census occupation code, 538 levels in the "
         "file) a categorical as its data dictionary says; prestg10 and occrecode missing when "
         "occ10 is (both assigned from it); age 18-89 (89 = 89 or older), childs 0-8 (8 = eight "
         "or more), prestg10 16-80, year 1974-2018",
@@ -391,11 +398,15 @@ def _synthpop_files(train: pd.DataFrame, spec: dict, seed: int, k: int):
     return files, wall
 
 
-def _declared_levels(frame: pd.DataFrame) -> pd.DataFrame:
+def _declared_levels(frame: pd.DataFrame, integers=()) -> pd.DataFrame:
     """Text columns as categoricals whose categories are the answer categories a codebook
     lists (value labels). For these public files every listed category occurs in the file, so
-    the file's sorted categories are the codebook's; declared, they cost no structure budget."""
+    the file's sorted categories are the codebook's; declared, they cost no structure budget.
+    Columns the codebook gives as whole numbers (``integers``; a CSV reads them as floats when
+    a cell is empty) take pandas' nullable integer dtype."""
     out = frame.copy()
+    for c in integers:
+        out[c] = out[c].astype("Int64")
     for c in out.columns:
         if pd.api.types.is_string_dtype(out[c]) or out[c].dtype == object:
             out[c] = pd.Categorical(out[c], categories=sorted(out[c].dropna().unique()))
@@ -404,7 +415,7 @@ def _declared_levels(frame: pd.DataFrame) -> pd.DataFrame:
 
 def run_file(name: str, args) -> tuple[list[dict], str]:
     spec = FILES[name]
-    frame = _declared_levels(spec["load"]())
+    frame = _declared_levels(spec["load"](), spec.get("integers", ()))
     train, control = split(frame, args.seed, 3000 if args.quick else None)
     cols = list(train.columns)
     k = args.spmse_files

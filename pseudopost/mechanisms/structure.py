@@ -19,37 +19,37 @@ For each synthesized numeric column with no declared model, grid or bins:
    that holds all but about :data:`INTEGER_SLACK` of its observed values (the few off-grid
    values are then rounded); none holds them: continuous. Survey answers heap on their grid (whole years, whole
    dollars), which a density inside bins cannot follow and a CART propensity score sees at once.
-2. **Support** :math:`[\ell, h]`. A declared range, or: an outer range from a Laplace histogram
-   of the values' signed decades (widened by a factor of 3), then the exponential mechanism's
-   lower and upper bounds over the public candidate grid inside it (:math:`K` candidates) at
-   an absolute rank :math:`t = 2(\ln K + 3)/\varepsilon` from each end
-   (:func:`~pseudopost.privacy.structure.dp_extreme`; Smith 2011's quantiles with a count
-   target). With a budget of a fraction of 1 per column the extremes cannot be located closer
-   than some :math:`\ln K/\varepsilon` records. Every candidate beyond the data scores the
-   same, so a smaller target lets the bound wander beyond the data (a score of 22 out of 10, a
-   7-year-old in a school survey); this target makes that rare (probability about
-   :math:`e^{-3}/(1 + e^{-3})` at most, and far less when the data put a candidate at the
-   target) and codes about t records at each end to the bound instead (t at most
-   :data:`MAX_CODED` of the noisy count, so that on a small file the ends' targets never
-   cross and the bounds land beyond the data): a DP top- and
-   bottom-code, as agencies topcode ages and incomes. On a small file with many columns that
-   is a few percent of the records at each end; declare the codebook's range where one exists
-   (``bounds``): it costs nothing and binds exactly. A real value outside a *declared* range
-   is an error.
+2. **Support** :math:`[\ell, h]`. A declared range, or one Laplace histogram over public
+   logarithmic cells (up to ten per decade, fewer when the budget and the noisy count are
+   small; each integer its own cell below 10 for an integer column): the cells whose noisy
+   count reaches :math:`\tau = (\ln K + 5)/\varepsilon` (K cells), from the lowest to the
+   highest, each end then growing into its tail while the next cell reaches
+   :math:`(\ln 2 + 4)/\varepsilon` (:func:`~pseudopost.privacy.structure.dp_support`), then
+   the recording grid's points inside it. With a budget of a fraction of 1 per column a tail thinner than some :math:`\tau`
+   records per cell cannot be seen; its values are coded to the support's edge (a DP top- and
+   bottom-code, as agencies topcode ages and incomes), and where the widening overshoots, the
+   support has an empty margin whose points the model gives little mass. The exponential
+   mechanism's extreme quantiles (:func:`~pseudopost.privacy.structure.dp_extreme`), which
+   this replaced, fail less gracefully at such budgets: a bound lands anywhere among its
+   candidates, inside the data (a 0/1 column coded to one value) as readily as far beyond it.
+   Declare the codebook's range where one exists (``bounds``): it costs nothing and binds
+   exactly. A real value outside a *declared* range is an error.
 3. **Model over the support.** A column on a grid whose support holds at most
    ``max_grid_points`` grid points is modelled over every point of it (the cumulative part,
    ``grid_ordinal``: any marginal shape, heaping included; every point of the support is a level
    whether or not the data hold it, so no level is read from the data). Any other column is a
    histogram density (``binned``) whose ``n_bins`` bins hold roughly equal shares of a noisy
    histogram of the observed values over the candidate grid inside the support (Laplace
-   counts, sensitivity 1); a gridded column's draws are then rounded to its grid
-   (post-processing).
+   counts, sensitivity 1), plus edges at the outermost cells whose noisy count passes a
+   threshold, so that an empty margin of the support is a bin of its own (uniform draws inside
+   a bin never carry the last values into it); a gridded column's draws are then rounded to
+   its grid (post-processing).
 4. **Zero as a spike** (binned columns whose support holds 0): zero is a point mass of its own
    (synthpop's ``semicont``) when the noisy count of exact zeros is at least
    :data:`SPIKE_SHARE` of the noisy count of observed values.
 
 **Privacy.** Every step is a pure :math:`\varepsilon`-DP release for add/remove neighbours
-(exponential mechanism: McSherry & Talwar 2007; Laplace counts: Dwork et al. 2006), so the
+(Laplace counts and histograms: Dwork et al. 2006), so the
 stage is :math:`\varepsilon_s`-DP with :math:`\varepsilon_s` the sum of its charges (basic
 composition; the columns' budgets are split equally and each column's over its steps). The
 mechanism's local :math:`\varepsilon_x` is computed given the chosen structure (the coded data
@@ -75,19 +75,17 @@ import pandas as pd
 
 from pseudopost.models.status import column_kind, split_status
 from pseudopost.privacy.structure import (
-    OUTER_BOUND,
     StructureCharge,
     candidate_grid,
     compose,
-    dp_extreme,
-    extreme_rank,
+    dp_support,
     noisy_count,
     partition_selection,
+    support_resolution,
 )
 
 __all__ = [
     "INTEGER_SLACK",
-    "MAX_CODED",
     "MAX_GRID_POINTS",
     "N_BINS",
     "OTHER_LEVEL",
@@ -123,29 +121,34 @@ def _recording_grid(x, noisy_n, epsilon, rng) -> tuple[int | None, float | None]
     r"""A float column's recording grid among :data:`_STEPS`: one Laplace vector of the off-grid
     counts (each record on or off each grid: L1 sensitivity ``len(_STEPS)``, pure epsilon-DP,
     Dwork et al. 2006), then, as post-processing, the coarsest grid whose noisy count is at
-    most :math:`\kappa\tilde n + 2b` (:math:`\kappa` = :data:`INTEGER_SLACK`,
-    :math:`\tilde n` the column's noisy count, b the noise scale); none: continuous. The
-    margin 2b keeps a grid that holds every value from being refused by the noise; a grid
-    missing up to that many values is accepted, and those values are rounded onto it."""
+    most :math:`\kappa\tilde n` (:math:`\kappa` = :data:`INTEGER_SLACK`,
+    :math:`\tilde n` the column's noisy count, b the noise scale; :data:`GRID_MARGIN` noise
+    scales added); none: continuous. A grid missing values is then rarely taken (its values
+    would be rounded onto it), at the price of a finer grid than needed, or none, when the
+    budget is small."""
     b = len(_STEPS) / epsilon
     off = np.array([_off_grid(x, s, d) for s, d in _STEPS], dtype=np.float64)
     noisy = off + rng.laplace(0.0, b, size=off.size)
     for (step, digits), z in zip(_STEPS, noisy, strict=True):
-        if z <= INTEGER_SLACK * noisy_n + 2.0 * b:
+        if z <= INTEGER_SLACK * noisy_n + GRID_MARGIN * b:
             return digits, step
     return None, None
-MAX_GRID_POINTS = 201
+
+
+MAX_GRID_POINTS = 301
 #: bins of a histogram-density column
 N_BINS = 32
 #: a float column is integer-valued when at most this share of its observed values is not
-INTEGER_SLACK = 0.05
+INTEGER_SLACK = 0.03
+#: noise scales added to the recording grid's acceptance threshold (none: a grid missing more
+#: than the slack is taken only by the noise's chance, since rounding values onto a grid they
+#: are not on costs more than a finer grid than needed)
+GRID_MARGIN = 0.0
 #: zero is a spike when at least this share of the observed values are exact zeros
 SPIKE_SHARE = 0.02
-#: a DP bound's count target is at most this share of the noisy count of observed values
-MAX_CODED = 0.05
-#: shares of a numeric column's budget: integer test, outer range, bounds (of a binned column;
-#: a grid column's bounds get the rest), zero spike; a binned column's bins get the rest
-_SHARES = {"count": 0.05, "integer": 0.15, "outer": 0.1, "bounds": 0.55, "spike": 0.05}
+#: shares of a numeric column's budget: noisy count, recording grid, support, zero spike; a
+#: binned column's bins get the rest (a grid column leaves it unspent)
+_SHARES = {"count": 0.05, "integer": 0.3, "support": 0.45, "spike": 0.05}
 
 
 @dataclass(frozen=True)
@@ -329,9 +332,13 @@ class Structure:
             "neighbouring": "add/remove one record",
             "accounting": "pure epsilon-DP, basic composition over the charges",
             "delta": self.spent_delta,
-            "levels": {c: {"levels": [str(v) for v in lv.levels],
-                           "charges": [ch.to_dict() for ch in lv.charges]}
-                       for c, lv in self.levels.items()},
+            "levels": {
+                c: {
+                    "levels": [str(v) for v in lv.levels],
+                    "charges": [ch.to_dict() for ch in lv.charges],
+                }
+                for c, lv in self.levels.items()
+            },
             "columns": {
                 c: {
                     "structure": s.describe(),
@@ -383,46 +390,6 @@ def _check_declared(series: pd.Series, x_all: np.ndarray, mask: np.ndarray, lo, 
         )
 
 
-#: magnitude bins of the outer range: 0, then +-[10^k, 10^(k+1)) for k = -6 .. 14
-_DECADES = np.arange(-6, 15)
-#: the outer range keeps the magnitude bins whose noisy count reaches (this + log bins) noise
-#: scales
-_OUTER_Z = 3.0
-
-
-def _outer_range(x: np.ndarray, integer: bool, epsilon: float, rng) -> tuple[float, float]:
-    """The public candidate range a column's bounds are searched in: a Laplace histogram of
-    the values' signed decades (one bin for [-1e-6, 1e-6], one per sign and decade up to
-    :data:`~pseudopost.privacy.structure.OUTER_BOUND`; each record in one bin, L1 sensitivity
-    1, pure epsilon-DP for add/remove), from the lowest to the highest bin whose noisy count
-    is at least ``(_OUTER_Z + log(bins)) / epsilon`` and the bin of the largest noisy count,
-    widened by a factor of 3 at each end. Searching the
-    exponential mechanism's quantiles over a decade or two instead of the whole real line
-    keeps it from drawing one of the many candidates beyond the data."""
-    pos = 10.0 ** _DECADES.astype(np.float64)
-    edges = np.concatenate([-pos[::-1] * 10.0, [-1e-6, 1e-6], pos[1:] * 1.0])
-    edges = np.unique(np.concatenate([[-OUTER_BOUND], edges, [OUTER_BOUND]]))
-    j = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, edges.size - 2)
-    counts = np.bincount(j, minlength=edges.size - 1).astype(np.float64)
-    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
-    keep = np.flatnonzero(noisy >= (_OUTER_Z + math.log(counts.size)) / epsilon)
-    # the decade of the largest noisy count is always kept (post-processing): on a small file
-    # no decade may reach the threshold, and the whole real line would be no range at all
-    top = int(np.argmax(noisy))
-    keep = np.union1d(keep, [top])
-    lo, hi = float(edges[keep[0]]), float(edges[keep[-1] + 1])
-    # a decade holding a tenth of a small file may miss the threshold: widen by a factor of 3
-    # at each end (post-processing), so the bounds are searched where the data may be
-    lo = lo / 3.0 if lo > 1e-6 else (lo * 3.0 if lo < -1e-6 else lo)
-    hi = hi * 3.0 if hi > 1e-6 else (hi / 3.0 if hi < -1e-6 else hi)
-    lo, hi = max(lo, -OUTER_BOUND), min(hi, OUTER_BOUND)
-    if lo == -1e-6:
-        lo = 0.0 if integer else -1e-6
-    if integer:
-        lo, hi = float(math.floor(lo)), float(math.ceil(hi))
-    return lo, hi
-
-
 def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng) -> tuple[float, ...]:
     """Bin edges holding roughly equal shares of a noisy histogram of ``x`` (coded into
     [lo, hi]) over the candidate grid's cells inside the support: Laplace(1/epsilon) counts,
@@ -441,6 +408,10 @@ def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng) -> tuple[float,
     j = np.clip(np.searchsorted(cells, xc, side="right") - 1, 0, cells.size - 2)
     counts = np.bincount(j, minlength=cells.size - 1).astype(np.float64)
     noisy = np.maximum(counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size), 0.0)
+    # the data's noisy extent: an empty margin of the support gets bins of its own, so a bin's
+    # uniform draws never spread the last values into it (post-processing)
+    seen = np.flatnonzero(noisy >= (math.log(counts.size) + 1.0) / epsilon)
+    extent = [cells[seen[0]], cells[seen[-1] + 1]] if seen.size else []
     # a floor of mass per cell keeps edges spread where the noisy histogram is empty
     noisy += max(noisy.sum(), 1.0) / (4.0 * counts.size)
     cdf = np.concatenate([[0.0], np.cumsum(noisy)])
@@ -448,7 +419,7 @@ def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng) -> tuple[float,
     targets = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
     k = np.searchsorted(cdf, targets)
     inner = cells[np.clip(k, 1, cells.size - 2)]
-    edges = np.unique(np.concatenate([[lo], inner, [hi]]))
+    edges = np.unique(np.concatenate([[lo], inner, extent, [hi]]))
     if edges.size < 3:
         edges = np.array([lo, lo + (hi - lo) / 2.0, hi])
     return tuple(float(v) for v in edges)
@@ -468,9 +439,10 @@ def _column(
 ) -> ColumnStructure:
     """One column's structure from its budget ``epsilon``. The steps run in turn, each
     charged what it spends; which later steps run depends only on earlier DP outputs and
-    public facts (adaptive composition: the charges still add up). A column modelled over its
-    integers (the outer range has at most ``max_grid_points`` of them) gives its whole
-    remaining budget to its bounds; a binned column splits it over bounds, spike and bins."""
+    public facts (adaptive composition: the charges still add up). Shares (:data:`_SHARES`):
+    count, recording grid (an integer dtype's share goes to the support), support, then for a
+    binned column spike and bins; a column modelled over its grid points leaves the rest
+    unspent."""
     kind = column_kind(series)
     x = _observed(series, codes, spikes, name)
     sources, charges = {}, []
@@ -508,24 +480,19 @@ def _column(
         grid = on_grid and points(lo, hi) <= max_grid_points
         sources["support"] = "declared"
     else:
-        e_outer = charge("outer range", _SHARES["outer"] * epsilon)
-        outer = _outer_range(x, integer, e_outer, rng)
-        grid = digits is not None and points(*outer) <= max_grid_points
-        e = charge("bounds", left[0] if grid else _SHARES["bounds"] * epsilon)
-        cand = candidate_grid(integer, *outer, per_decade=96)
-        # the count target, capped at a share of the noisy n: on a small file the two ends'
-        # targets must not cross (the bounds then land beyond the data, within the outer range)
-        t = min(extreme_rank(cand.size, e / 2, 3.0), MAX_CODED * noisy_n)
-        lo = dp_extreme(x, "low", cand, e / 2, rng, rank=t)
-        cand = cand[cand >= lo]
-        hi = dp_extreme(x, "high", cand, e / 2, rng, rank=t)
-        if digits is not None:  # bounds on the recording grid
-            lo = round(math.floor(round(lo / unit, 6)) * unit, digits)
-            hi = round(math.ceil(round(hi / unit, 6)) * unit, digits)
+        # an integer dtype leaves the recording grid's share to the support
+        share = _SHARES["support"] + (_SHARES["integer"] if kind == "integer" else 0.0)
+        e = charge("support", share * epsilon)
+        # cells [lo, hi), as fine as the budget and the noisy count allow; post-processing below
+        lo, hi = dp_support(x, e, rng, per_decade=support_resolution(noisy_n, e),
+                            integer=integer)  # fmt: skip
+        if digits is not None:  # the support's grid points: inside [lo, hi)
+            lo = round(math.ceil(round(lo / unit, 6)) * unit, digits)
+            hi = round((math.ceil(round(hi / unit, 6)) - 1) * unit, digits)
         if hi <= lo:  # a constant column: a support of one grid step
             hi = lo + (unit if digits is not None else 1.0)
         grid = digits is not None and points(lo, hi) <= max_grid_points
-        sources["support"] = f"DP (epsilon {e_outer + e:.3g})"
+        sources["support"] = _dp(e)
     if named and declared is None:
         # values named by declared rules lie strictly inside the support, so coding a value to
         # a bound never moves it across a rule's threshold (public facts: post-processing)
@@ -537,7 +504,15 @@ def _column(
         grid = integer and points(lo, hi) <= max_grid_points
     if grid:
         return ColumnStructure(
-            name, integer, (lo, hi), "grid_ordinal", (), (), sources, tuple(charges), digits,
+            name,
+            integer,
+            (lo, hi),
+            "grid_ordinal",
+            (),
+            (),
+            sources,
+            tuple(charges),
+            digits,
             step,
         )
     spike_out: tuple[float, ...] = ()
@@ -552,7 +527,15 @@ def _column(
     edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng)
     sources["bins"] = _dp(e)
     return ColumnStructure(
-        name, integer, (lo, hi), "binned", edges, spike_out, sources, tuple(charges), digits,
+        name,
+        integer,
+        (lo, hi),
+        "binned",
+        edges,
+        spike_out,
+        sources,
+        tuple(charges),
+        digits,
         step,
     )
 
@@ -560,8 +543,7 @@ def _column(
 _MECHANISM = {
     "count": "Laplace count of observed values",
     "integer": "Laplace counts of values off each public recording grid",
-    "outer range": "Laplace histogram of signed decades",
-    "bounds": "exponential-mechanism quantiles inside the outer range (Smith 2011)",
+    "support": "thresholded Laplace histogram over public logarithmic cells",
     "spike": "Laplace count of zeros",
     "bins": "Laplace histogram over the candidate grid",
 }

@@ -13,8 +13,9 @@ Every mechanism here is stated for the neighbouring relation **add/remove one re
   public, data-independent candidate grid (:func:`candidate_grid`); pure
   :math:`\varepsilon`-DP per quantile, :math:`k\varepsilon` for :math:`k` of them
   (:func:`quantile_epsilon`).
-* Bounds: two extreme quantiles (:func:`dp_bounds`); values beyond them are top/bottom-coded to
-  them by the caller.
+* Bounds: two extreme quantiles (:func:`dp_bounds`, :func:`dp_extreme`), or the support of a
+  thresholded Laplace histogram over public logarithmic cells (:func:`dp_support`, the
+  structure stage's default); values beyond them are top/bottom-coded to them by the caller.
 * Counts and shares (spikes, favourite values): the Laplace mechanism (Dwork, McSherry, Nissim &
   Smith 2006), pure :math:`\varepsilon = \Delta_1 / b` (:func:`laplace_epsilon`).
 * Levels: Laplace partition selection with a threshold (Korolova et al. 2009; Gopi et al. 2020;
@@ -49,6 +50,7 @@ __all__ = [
     "dp_extreme",
     "dp_quantile",
     "dp_quantiles",
+    "dp_support",
     "extreme_probabilities",
     "extreme_rank",
     "extreme_utility",
@@ -59,6 +61,10 @@ __all__ = [
     "quantile_epsilon",
     "quantile_probabilities",
     "quantile_utility",
+    "support_cells",
+    "support_probabilities",
+    "support_resolution",
+    "support_threshold",
 ]
 
 OUTER_BOUND: float = _SCREEN_BOUND  # the value screen_frame refuses beyond, before any work
@@ -493,6 +499,158 @@ def dp_extreme(
     t = extreme_rank(c.size, eps) if rank is None else rank
     logits = _log_weights(extreme_utility(values, side, t, c), eps)
     return float(c[_draw(logits, _check_rng(rng))])
+
+
+#: cells per decade of :func:`support_cells` (neighbouring edges differ by a factor 10^0.1)
+SUPPORT_CELLS_PER_DECADE = 10
+#: an end of :func:`dp_support` is widened by one cell when its outermost passing cell's noisy
+#: count is at least this many thresholds (the tail ends abruptly there: more may lie beyond)
+SUPPORT_HEAVY = 3.0
+#: :func:`support_resolution`'s choices: cells per decade, and the largest share of the
+#: records a cell's threshold may be for that resolution
+_RESOLUTIONS = ((10, 0.02), (5, 0.05), (2, 0.1))
+
+
+def support_cells(per_decade: int = SUPPORT_CELLS_PER_DECADE, integer: bool = False) -> np.ndarray:
+    r"""Public edges of :func:`dp_support`'s cells: :math:`\pm 10^{j/m}` for
+    :math:`10^{-6} \le 10^{j/m} \le 10^{15}` (m = ``per_decade``) and one cell
+    :math:`[-10^{-6}, 10^{-6})` holding 0; for an ``integer`` column at five or more cells per
+    decade the edges inside :math:`(-10, 10)` are the integers instead (one cell per integer,
+    so a 0/1 or 1-5 column's support is exactly its values; at coarser resolutions, where a
+    cell must hold many records to be seen, they stay logarithmic). Cells are half-open,
+    :math:`[e_k, e_{k+1})`. They depend on nothing but the arguments."""
+    m = check_positive_int(per_decade, "per_decade")
+    pos = 10.0 ** (np.arange(_SMALLEST_MAGNITUDE_DECADE * m, 15 * m + 1) / m)
+    edges = np.concatenate([-pos[::-1], pos])
+    if integer and m >= 5:
+        edges = np.union1d(edges[np.abs(edges) >= 10.0], np.arange(-10.0, 11.0))
+    return edges
+
+
+def _support_counts(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    j = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, edges.size - 2)
+    return np.bincount(j, minlength=edges.size - 1).astype(np.float64)
+
+
+def support_threshold(n_cells: int, epsilon: float, margin: float = 3.0) -> float:
+    r"""The pass threshold :math:`\tau = (\ln K + m)/\varepsilon` of :func:`dp_support` over
+    K cells: an empty cell passes with probability :math:`\tfrac12 e^{-\varepsilon\tau}`, so
+    all K empty cells together pass with probability at most about :math:`\tfrac12 e^{-m}`."""
+    return (math.log(max(int(n_cells), 1)) + margin) / check_positive(epsilon, "epsilon")
+
+
+def support_resolution(noisy_n: float, epsilon: float, margin: float = 5.0) -> int:
+    r"""Cells per decade for :func:`dp_support` from a column's noisy count :math:`\tilde n`
+    (already released) and the support's epsilon: the finest of 10, 5 and 2 whose threshold
+    :math:`\tau` is at most 2 %, 5 % or 10 % of :math:`\tilde n`, else 1. A cell must hold about
+    :math:`\tau` records to be seen, so at a small budget per column (many columns, few
+    records) the cells widen until the tails' cells can hold that many. Post-processing of
+    :math:`\tilde n`."""
+    eps = check_positive(epsilon, "epsilon")
+    for m, share in _RESOLUTIONS:
+        if support_threshold(support_cells(m).size - 1, eps, margin) <= share * max(noisy_n, 0.0):
+            return m
+    return 1
+
+
+def _support_from(noisy: np.ndarray, edges: np.ndarray, tau: float, heavy: float, tau_next: float):
+    keep = np.flatnonzero(noisy >= tau)
+    # no cell passes (a small file): the cell of the largest noisy count (post-processing)
+    first, last = (int(keep[0]), int(keep[-1])) if keep.size else (int(np.argmax(noisy)),) * 2
+    # a tail goes on while the next cell out reaches the lower threshold tau_next
+    while first > 0 and noisy[first - 1] >= tau_next:
+        first -= 1
+    while last < noisy.size - 1 and noisy[last + 1] >= tau_next:
+        last += 1
+    # the cell holding 0 is next to the smallest magnitudes of either sign (the decades between
+    # them and 10^-6 are empty in any column of ordinary magnitudes)
+    z = int(np.searchsorted(edges, 0.0, side="right") - 1)
+    if first > z and noisy[z] >= tau_next:
+        first = z
+    if last < z and noisy[z] >= tau_next:
+        last = z
+    # the cell [-1e-6, 1e-6) holding 0 ends at 0 on a side with no cell of that sign
+    straddles = edges[z] < 0.0 < edges[z + 1]
+    lo_zero, hi_zero = straddles and first == z, straddles and last == z
+    # widened: a heavy outermost cell, if logarithmic and at most a factor 10^0.2 wide (not a
+    # unit cell of an integer column, whose support is then exactly its values)
+    fine = edges[-1] / edges[-2] <= 1.6
+
+    def log_cell(k: int) -> bool:
+        return (
+            fine
+            and edges[k] * edges[k + 1] > 0
+            and min(abs(edges[k]), abs(edges[k + 1])) >= 10.0 ** (_SMALLEST_MAGNITUDE_DECADE)
+            and (edges[k + 1] - edges[k] != 1.0 or abs(edges[k]) >= 10.0)
+        )
+
+    def abrupt(k: int, inner: int) -> bool:  # heavy, and not yet falling off towards the end
+        return noisy[k] >= heavy * tau_next and noisy[k] >= 0.5 * noisy[inner]
+
+    if log_cell(first) and first < last and abrupt(first, first + 1):
+        first = max(first - 1, 0)
+    if log_cell(last) and last > first and abrupt(last, last - 1):
+        last = min(last + 1, noisy.size - 1)
+    lo, hi = float(edges[first]), float(edges[last + 1])
+    return (0.0 if lo_zero else lo), (0.0 if hi_zero else hi)
+
+
+def dp_support(
+    values, epsilon: float, rng: np.random.Generator, *, per_decade: int = SUPPORT_CELLS_PER_DECADE,
+    integer: bool = False, heavy: float = SUPPORT_HEAVY, margin: float = 5.0,
+    margin_next: float = 4.0,
+) -> tuple[float, float]:  # fmt: skip
+    r"""A column's support :math:`[e_{\rm first}, e_{\rm last + 1})` from one Laplace
+    histogram over the public cells of :func:`support_cells`.
+
+    Each record falls in one cell, so the vector of counts has L1 sensitivity 1 under
+    add/remove and the noisy counts :math:`\tilde c_k = c_k + \mathrm{Lap}(1/\varepsilon)`
+    are pure :math:`\varepsilon`-DP (Dwork, McSherry, Nissim & Smith 2006). The rest is
+    post-processing: the cells whose noisy count reaches :func:`support_threshold` over all K
+    cells with ``margin`` 5 (an empty cell anywhere passes with probability about
+    :math:`\tfrac12 e^{-5}` = 0.3 %: such a cell would stretch the support to it) (the largest noisy cell when none does), from the lowest to the highest of them;
+    then each end grows one cell at a time while the next cell out reaches the threshold of
+    two cells (the cell holding 0 counting as next to the first cell of either sign), :math:`(\ln 2 + 4)/\varepsilon` (``margin_next``; a tail is looked for only next to the data,
+    where an empty cell passes with probability :math:`\tfrac12 e^{-4}` per step, rather than
+    anywhere among K cells); with cells of at most a factor :math:`10^{0.2}`, an end whose
+    outermost cell holds at least ``heavy`` of those thresholds and at least half its inner
+    neighbour's noisy count is widened by one cell more (the tail stops abruptly there rather
+    than thinning out, so more of it may lie just beyond). Unlike an exponential-
+    mechanism quantile at a small count target (:func:`dp_extreme`), whose failure at a small
+    epsilon is a bound anywhere among its candidates (inside the data as readily as far beyond
+    it), a cell fails gracefully: a tail thinner than the threshold per cell is coded to the
+    support's edge, or the margin is one empty cell. Values beyond the support are coded to it
+    by the caller."""
+    x = _check_values(values)
+    eps = check_positive(epsilon, "epsilon")
+    edges = support_cells(per_decade, integer)
+    noisy = _support_counts(x, edges) + _check_rng(rng).laplace(0.0, 1.0 / eps, edges.size - 1)
+    tau = support_threshold(edges.size - 1, eps, margin)
+    tau_next = support_threshold(2, eps, margin_next)
+    return _support_from(noisy, edges, tau, heavy, tau_next)
+
+
+def support_probabilities(
+    values, epsilon: float, *, per_decade: int = 1, integer: bool = False,
+    heavy: float = SUPPORT_HEAVY, margin: float = 5.0, margin_next: float = 4.0,
+    draws: int = 200_000, seed: int = 0,
+) -> dict[tuple[float, float], float]:  # fmt: skip
+    """Monte Carlo output distribution of :func:`dp_support` (for audits): a dict from each
+    support drawn to its share of ``draws`` noise vectors."""
+    x = _check_values(values)
+    edges = support_cells(per_decade, integer)
+    counts = _support_counts(x, edges)
+    rng = np.random.default_rng(seed)
+    tau = support_threshold(edges.size - 1, epsilon, margin)
+    tau_next = support_threshold(2, epsilon, margin_next)
+    out: dict[tuple[float, float], float] = {}
+    for start in range(0, draws, 10_000):
+        size = min(10_000, draws - start)
+        noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=(size, counts.size))
+        for row in noisy:
+            key = _support_from(row, edges, tau, heavy, tau_next)
+            out[key] = out.get(key, 0.0) + 1.0 / draws
+    return out
 
 
 def noisy_count(count: int, epsilon: float, rng: np.random.Generator) -> float:

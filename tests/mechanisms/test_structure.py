@@ -43,7 +43,7 @@ def test_structure_of_a_survey_declared_and_dp():
     # age: integer dtype (declared), DP bounds near 18-89, modelled over its integers
     assert age.integer and age.model == "grid_ordinal" and age.digits == 0
     assert age.sources["integer"].startswith("declared")
-    assert 15 <= age.support[0] <= 22 and 85 <= age.support[1] <= 99
+    assert 12 <= age.support[0] <= 22 and 85 <= age.support[1] <= 126
     # score: a float column of integers, declared range: no budget spent on its support
     assert score.support == (0.0, 10.0) and score.sources["support"] == "declared"
     assert score.integer and score.model == "grid_ordinal"

@@ -427,6 +427,7 @@ def test_public_api_listed():
         "dp_bounds",
         "dp_quantile",
         "dp_quantiles",
+        "dp_support",
         "dp_extreme",
         "extreme_probabilities",
         "extreme_rank",
@@ -438,6 +439,10 @@ def test_public_api_listed():
         "quantile_epsilon",
         "quantile_probabilities",
         "quantile_utility",
+        "support_cells",
+        "support_probabilities",
+        "support_resolution",
+        "support_threshold",
     }
     assert st.OUTER_BOUND == 1e15
 
@@ -484,3 +489,74 @@ def test_extreme_codes_about_its_rank_and_draws_match_probabilities():
         assert abs(share - p[cands == c][0]) < 4 * np.sqrt(p[cands == c][0] / 4000) + 1e-3
     with pytest.raises(ValueError, match="'side'"):
         dp_extreme(x, "middle", cands, 1.0, rng)
+
+
+# ------------------------------------------------------------------ support from a histogram
+def test_support_cells_are_public_and_each_record_in_one_cell():
+    """The cells depend only on their arguments, and adding one record changes exactly one
+    cell's count by one: the histogram's L1 sensitivity is 1 under add/remove (the whole
+    privacy argument of dp_support; the rest is post-processing)."""
+    from pseudopost.privacy.structure import _support_counts, support_cells
+
+    e = support_cells(10)
+    assert np.all(np.diff(e) > 0) and e[0] == -1e15 and e[-1] == 1e15
+    assert np.array_equal(e, support_cells(10))
+    ei = support_cells(5, integer=True)
+    assert set(np.arange(-10.0, 11.0)) <= set(ei) and not np.any((ei > 0) & (ei < 1))
+    rng = np.random.default_rng(3)
+    d = rng.lognormal(3, 2, size=200) * rng.choice([-1, 1], size=200)
+    base = _support_counts(d, e)
+    for x in (0.0, 1e-7, -3.3, 17.0, 9.99e14, *rng.normal(0, 1e4, size=20)):
+        diff = _support_counts(np.append(d, x), e) - base
+        assert np.abs(diff).sum() == 1 and diff.max() == 1
+
+
+def test_support_monte_carlo_privacy_audit():
+    """dp_support's output distribution on add/remove neighbours: every output with enough
+    mass to be estimated has a log-ratio within epsilon (plus sampling error), and some output
+    moves by a good part of epsilon (the audit can fail: at twice the noise's epsilon it does)."""
+    from pseudopost.privacy.structure import support_probabilities
+
+    eps, draws = 1.0, 100_000
+    d = np.array([0.5, 2.0, 2.0, 3.0, 30.0, 30.0, 30.0])
+    worst = 0.0
+    for nb in (np.append(d, 300.0), np.append(d, 0.05), d[1:]):
+        p = support_probabilities(d, eps, margin=1.0, margin_next=0.5, draws=draws, seed=1)
+        q = support_probabilities(nb, eps, margin=1.0, margin_next=0.5, draws=draws, seed=2)
+        for key in set(p) | set(q):
+            a, b = p.get(key, 0.0), q.get(key, 0.0)
+            if min(a, b) * draws < 2000:  # too rare to estimate a ratio
+                continue
+            se = np.sqrt(1 / (a * draws) + 1 / (b * draws))
+            worst = max(worst, abs(np.log(a / b)))
+            assert abs(np.log(a / b)) <= eps + 4 * se
+    assert worst > 0.3 * eps
+
+
+def test_support_holds_the_data_and_ignores_a_lone_outlier():
+    from pseudopost.privacy.structure import dp_support
+
+    rng = np.random.default_rng(0)
+    ages = np.concatenate([rng.integers(16, 90, size=5000), [95, 96, 400]]).astype(float)
+    lo, hi = dp_support(ages, 1.0, rng, integer=True)
+    assert lo <= 16 and 90 <= hi <= 126  # the bulk inside, widened by at most a cell or two
+    assert hi < 400  # one record cannot open a cell of its own
+    binary = rng.integers(0, 2, size=3000).astype(float)
+    assert dp_support(binary, 1.0, rng, integer=True) == (0.0, 2.0)  # [0, 2): 0 and 1
+    # a coarse resolution (a small budget): logarithmic cells, a margin rather than a collapse
+    for eps in (0.02, 0.1):
+        lo, hi = dp_support(binary, eps, rng, per_decade=1, integer=True)
+        assert lo <= 0.0 and 1.0 < hi <= 10.0
+    # a tail next to the data is followed one cell at a time at the lower threshold
+    tail = np.concatenate([np.full(3000, 10.0), np.full(40, 13.0)])
+    assert dp_support(tail, 1.0, rng)[1] > 13.0
+
+
+def test_support_resolution_coarsens_at_small_budgets():
+    from pseudopost.privacy.structure import support_resolution
+
+    assert support_resolution(50_000, 1.0) == 10
+    assert support_resolution(5_000, 0.1) == 5
+    assert support_resolution(4_000, 0.025) == 2
+    assert support_resolution(2_000, 0.025) == 1
+    assert support_resolution(0.0, 1.0) == 1

@@ -161,4 +161,3 @@ def _check_compare(node: Compare, schema: Mapping[str, _Spec], what: str) -> Non
             f"{spec.kind} column {node.column!r}; '<', '<=', '>', '>=' need a numeric or an "
             f"ordered categorical column."
         )
-
