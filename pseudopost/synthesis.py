@@ -404,10 +404,11 @@ def synthesize(
     if structure_epsilon is not None:
         structure = _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins,
                                order, keep, drop, structure_epsilon, structure_seed, rules,
-                               structural_zeros)  # fmt: skip
+                               structural_zeros, knots)  # fmt: skip
         declared = structure.declarations()
         grid = {**declared["grid"], **(grid or {})}
         bins = {**declared["bins"], **(bins or {})}
+        knots = {**declared["knots"], **(knots or {})}
         spikes = {**(spikes or {})}
         for c, v in declared["spikes"].items():
             spikes[c] = [*spikes.get(c, ()), *v]
@@ -477,7 +478,8 @@ def _codes(codebook: Codebook | None, missing_codes) -> dict:
 
 
 def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins, order, keep,
-               drop, structure_epsilon, seed, rules=(), structural_zeros=()) -> Structure:  # fmt: skip
+               drop, structure_epsilon, seed, rules=(), structural_zeros=(),
+               knots=None) -> Structure:  # fmt: skip
     """The structure stage on the synthesized columns with no declared model, grid or bins."""
     ranges = dict(codebook.valid_ranges) if codebook is not None else {}
     ranges.update(dict(bounds or {}))
@@ -498,5 +500,5 @@ def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bin
     return estimate_structure(
         frame, free, missing_codes=_codes(codebook, missing_codes), spikes=spikes, bounds=ranges,
         structure_epsilon=structure_epsilon, named_levels=named_levels(rules, structural_zeros),
-        rng=as_generator(seed),
+        rng=as_generator(seed), declared_knots=tuple(knots or ()),
     )  # fmt: skip

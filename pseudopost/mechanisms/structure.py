@@ -173,6 +173,8 @@ class ColumnStructure:
     #: (0: integers; None: none)
     digits: int | None = None
     step: float | None = None
+    #: knots of the column's linear-spline terms in later columns' models (noisy quartiles)
+    knots: tuple[float, ...] = ()
 
     @property
     def epsilon(self) -> float:
@@ -196,6 +198,8 @@ class ColumnStructure:
                 out["grid"] = grid  # draws rounded to the recording grid (post-processing)
         if self.spikes:
             out["spikes"] = list(self.spikes)
+        if self.knots:
+            out["knots"] = list(self.knots)
         return out
 
     def describe(self) -> str:
@@ -209,6 +213,8 @@ class ColumnStructure:
         )
         if self.spikes:
             body += "; zero a spike"
+        if self.knots:
+            body += "; knots at " + ", ".join(f"{k:g}" for k in self.knots)
         return body
 
 
@@ -258,8 +264,9 @@ class Structure:
         return float(compose(self.charges)[1]) if self.charges else 0.0
 
     def declarations(self) -> dict[str, dict]:
-        """``grid``, ``bins`` and ``spikes`` declarations of every column (file-model form)."""
-        out: dict[str, dict] = {"grid": {}, "bins": {}, "spikes": {}}
+        """``grid``, ``bins``, ``spikes`` and ``knots`` declarations of every column (file-model
+        form)."""
+        out: dict[str, dict] = {"grid": {}, "bins": {}, "spikes": {}, "knots": {}}
         for c, s in self.columns.items():
             for key, value in s.declarations().items():
                 out[key][c] = value
@@ -308,6 +315,7 @@ class Structure:
                     "support": s.sources.get("support", ""),
                     "spike": s.sources.get("spike", ""),
                     "bins": s.sources.get("bins", ""),
+                    "knots": s.sources.get("knots", ""),
                     "structure epsilon": s.epsilon,
                 }
             )
@@ -321,8 +329,8 @@ class Structure:
                     "structure epsilon": lv.epsilon,
                 }
             )
-        names = ["column", "structure", "integer", "support", "spike", "bins", "levels",
-                 "structure epsilon"]  # fmt: skip
+        names = ["column", "structure", "integer", "support", "spike", "bins", "knots",
+                 "levels", "structure epsilon"]  # fmt: skip
         return pd.DataFrame(rows, columns=names)
 
     def to_dict(self) -> dict:
@@ -390,35 +398,95 @@ def _check_declared(series: pd.Series, x_all: np.ndarray, mask: np.ndarray, lo, 
         )
 
 
-def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng) -> tuple[float, ...]:
-    """Bin edges holding roughly equal shares of a noisy histogram of ``x`` (coded into
-    [lo, hi]) over the candidate grid's cells inside the support: Laplace(1/epsilon) counts,
-    L1 sensitivity 1 under add/remove (each record in one cell), pure epsilon-DP; the edges
-    are post-processing of the noisy counts and public cells."""
+#: the probabilities of the knots of a numeric predictor (its noisy quartiles)
+KNOT_PROBS = (0.25, 0.5, 0.75)
+
+
+def _noisy_cdf(x, lo, hi, integer, epsilon, rng):
+    """(cells, noisy counts) of ``x`` (coded into [lo, hi]) over the candidate grid's cells
+    inside the support: Laplace(1/epsilon) counts, L1 sensitivity 1 under add/remove (each record in one cell),
+    pure epsilon-DP. Counts below 2/epsilon are set to 0 (post-processing), so the noise of
+    many empty cells does not add up to a share of the data."""
     cand = candidate_grid(integer, lo, hi)
     cells = np.unique(np.concatenate([[lo], cand[(cand > lo) & (cand < hi)], [hi]]))
     if integer:  # cells between integers, so that an integer is never on an edge
         inner = cells[1:-1] - 0.5
         cells = np.unique(np.concatenate([[lo], inner[(inner > lo) & (inner < hi)], [hi]]))
+    xc = np.clip(x, lo, hi)
+    j = np.clip(np.searchsorted(cells, xc, side="right") - 1, 0, cells.size - 2)
+    counts = np.bincount(j, minlength=cells.size - 1).astype(np.float64)
+    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
+    return cells, np.where(noisy >= 2.0 / epsilon, noisy, 0.0)
+
+
+def _at_shares(cells, noisy, shares) -> np.ndarray:
+    """The cell edges at the given shares of the noisy histogram (post-processing), with a
+    floor of mass per cell between its first and last nonzero cells that keeps them spread
+    where the noisy histogram is empty."""
+    w = noisy.copy()
+    seen = np.flatnonzero(noisy > 0)
+    a, b = (seen[0], seen[-1] + 1) if seen.size else (0, noisy.size)
+    w[a:b] += max(noisy.sum(), 1.0) / (4.0 * (b - a))
+    cdf = np.concatenate([[0.0], np.cumsum(w)])
+    cdf /= cdf[-1]
+    k = np.searchsorted(cdf, np.asarray(shares, dtype=np.float64))
+    return cells[np.clip(k, 1, cells.size - 2)]
+
+
+def _extent(noisy, epsilon) -> tuple[int, int]:
+    """The first and one past the last cell whose noisy count reaches (ln K + 1)/epsilon: the
+    data's noisy extent (post-processing); the whole range when none does."""
+    seen = np.flatnonzero(noisy >= (math.log(noisy.size) + 1.0) / epsilon)
+    return (int(seen[0]), int(seen[-1]) + 1) if seen.size else (0, noisy.size)
+
+
+#: equal-width cells of the histogram a grid column's knots are read from
+KNOT_CELLS = 16
+#: knots only for a column whose noisy count of observed values is at least this: each knot
+#: adds a coefficient to every later column's model, which a small file cannot pin down
+KNOT_MIN_N = 1000
+
+
+def _grid_knots(x, lo, hi, unit, epsilon, rng, log: bool = False) -> tuple[float, ...]:
+    r"""Knots of a grid column as a predictor: the noisy quartiles (:data:`KNOT_PROBS`) of a
+    Laplace histogram over :data:`KNOT_CELLS` equal-width cells of its support (L1 sensitivity
+    1 under add/remove, pure epsilon-DP), read within the data's noisy extent and by linear
+    interpolation inside a cell, then rounded to the grid (post-processing). Few wide cells:
+    the noise of a cumulative share grows with the number of cells, and an empty margin's
+    cells would pull the knots outwards. ``log``: the cells are equal-width in
+    :math:`\log(1 + x)` (a nonnegative binned column: incomes, amounts)."""
+    if not KNOT_PROBS:
+        return ()
+    f, g = (np.log1p, np.expm1) if log else ((lambda v: v), (lambda v: v))
+    half = 0.0 if log or unit is None else unit / 2.0
+    edges = g(np.linspace(f(lo) - half, f(hi) + half, KNOT_CELLS + 1))
+    j = np.clip(np.searchsorted(edges, np.clip(x, lo, hi), side="right") - 1, 0, KNOT_CELLS - 1)
+    noisy = np.bincount(j, minlength=KNOT_CELLS) + rng.laplace(0.0, 1.0 / epsilon, KNOT_CELLS)
+    noisy = np.where(noisy >= 2.0 / epsilon, noisy, 0.0)
+    a, b = _extent(noisy, epsilon)
+    noisy[:a], noisy[b:] = 0.0, 0.0
+    if noisy.sum() <= 0:
+        return ()
+    cdf = np.concatenate([[0.0], np.cumsum(noisy)]) / noisy.sum()
+    k = g(np.interp(KNOT_PROBS, cdf, f(edges)))
+    if unit is not None:
+        k = np.round(np.round((k - lo) / unit) * unit + lo, 10)
+    return tuple(float(v) for v in np.unique(k[(k > lo) & (k < hi)]))
+
+
+def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng):
+    """Bin edges holding roughly equal shares of a noisy histogram (:func:`_noisy_cdf`), plus
+    edges at the data's noisy extent: post-processing of the noisy counts and public cells."""
+    cells, noisy = _noisy_cdf(x, lo, hi, integer, epsilon, rng)
     if cells.size < 3:  # a narrow support: two bins
         return (float(lo), float(lo + (hi - lo) / 2.0), float(hi))
     if cells.size <= n_bins + 1:
         return tuple(float(v) for v in cells)
-    xc = np.clip(x, lo, hi)
-    j = np.clip(np.searchsorted(cells, xc, side="right") - 1, 0, cells.size - 2)
-    counts = np.bincount(j, minlength=cells.size - 1).astype(np.float64)
-    noisy = np.maximum(counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size), 0.0)
     # the data's noisy extent: an empty margin of the support gets bins of its own, so a bin's
-    # uniform draws never spread the last values into it (post-processing)
-    seen = np.flatnonzero(noisy >= (math.log(counts.size) + 1.0) / epsilon)
-    extent = [cells[seen[0]], cells[seen[-1] + 1]] if seen.size else []
-    # a floor of mass per cell keeps edges spread where the noisy histogram is empty
-    noisy += max(noisy.sum(), 1.0) / (4.0 * counts.size)
-    cdf = np.concatenate([[0.0], np.cumsum(noisy)])
-    cdf /= cdf[-1]
-    targets = np.linspace(0.0, 1.0, n_bins + 1)[1:-1]
-    k = np.searchsorted(cdf, targets)
-    inner = cells[np.clip(k, 1, cells.size - 2)]
+    # uniform draws never spread the last values into it
+    a, b = _extent(noisy, epsilon)
+    extent = [cells[a], cells[b]]
+    inner = _at_shares(cells, noisy, np.linspace(0.0, 1.0, n_bins + 1)[1:-1])
     edges = np.unique(np.concatenate([[lo], inner, extent, [hi]]))
     if edges.size < 3:
         edges = np.array([lo, lo + (hi - lo) / 2.0, hi])
@@ -436,6 +504,7 @@ def _column(
     max_grid_points: int,
     n_bins: int,
     named: tuple = (),
+    want_knots: bool = True,
 ) -> ColumnStructure:
     """One column's structure from its budget ``epsilon``. The steps run in turn, each
     charged what it spends; which later steps run depends only on earlier DP outputs and
@@ -456,8 +525,9 @@ def _column(
 
     # one noisy count of the observed values, reused by every later step (post-processing),
     # released only when a DP step follows
+    want_knots = want_knots and bool(KNOT_PROBS)
     e_n, noisy_n = 0.0, 0.0
-    if kind != "integer" or declared is None:
+    if kind != "integer" or declared is None or want_knots:
         e_n = charge("count", _SHARES["count"] * epsilon)
         noisy_n = max(noisy_count(int(x.size), e_n, rng), 0.0)
     if kind == "integer":
@@ -503,6 +573,11 @@ def _column(
                  else float(np.nextafter(max(named), np.inf)))  # fmt: skip
         grid = integer and points(lo, hi) <= max_grid_points
     if grid:
+        knots: tuple[float, ...] = ()
+        if want_knots and noisy_n >= KNOT_MIN_N and points(lo, hi) >= 6 and left[0] > 0:
+            e = charge("knots", left[0])
+            knots = _grid_knots(x, lo, hi, unit, e, rng)
+            sources["knots"] = _dp(e)
         return ColumnStructure(
             name,
             integer,
@@ -514,6 +589,7 @@ def _column(
             tuple(charges),
             digits,
             step,
+            knots,
         )
     spike_out: tuple[float, ...] = ()
     if lo <= 0.0 <= hi and not any(float(s) == 0.0 for s in (*spikes, *codes)):
@@ -522,8 +598,13 @@ def _column(
         if noisy_z >= SPIKE_SHARE * noisy_n and noisy_z > 0:
             spike_out = (0.0,)
         sources["spike"] = _dp(e)
-    e = charge("bins", left[0])
     rest = x[x != 0.0] if spike_out else x
+    knots: tuple[float, ...] = ()
+    if want_knots and noisy_n >= KNOT_MIN_N:
+        e = charge("knots", left[0] / 3.0)
+        knots = _grid_knots(rest, lo, hi, step, e, rng, log=lo >= 0.0)
+        sources["knots"] = _dp(e)
+    e = charge("bins", left[0])
     edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng)
     sources["bins"] = _dp(e)
     return ColumnStructure(
@@ -537,6 +618,7 @@ def _column(
         tuple(charges),
         digits,
         step,
+        knots,
     )
 
 
@@ -546,6 +628,7 @@ _MECHANISM = {
     "support": "thresholded Laplace histogram over public logarithmic cells",
     "spike": "Laplace count of zeros",
     "bins": "Laplace histogram over the candidate grid",
+    "knots": "Laplace histogram over equal-width cells of the support (noisy quartiles)",
 }
 
 
@@ -562,6 +645,7 @@ def estimate_structure(
     rng: np.random.Generator,
     max_grid_points: int = MAX_GRID_POINTS,
     n_bins: int = N_BINS,
+    declared_knots: Sequence[str] = (),
 ) -> Structure:
     r"""The structure of the numeric columns among ``columns`` (module docstring).
 
@@ -588,6 +672,8 @@ def estimate_structure(
         numbers strictly inside, so coding a value to a bound never crosses a rule's threshold.
     rng
         The randomness of every DP release.
+    declared_knots
+        Columns whose spline knots are declared: no knots are estimated for them.
     """
     if isinstance(structure_epsilon, bool) or not isinstance(structure_epsilon, (int, float)):
         raise TypeError(f"'structure_epsilon' must be a number. Got {structure_epsilon!r}.")
@@ -621,7 +707,7 @@ def estimate_structure(
     for c in numeric:
         out[c] = _column(frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())),
                          declared.get(c), per_column, rng, max_grid_points, n_bins,
-                         numbers.get(c, ()))  # fmt: skip
+                         numbers.get(c, ()), c not in set(declared_knots))  # fmt: skip
     named = {c: {str(v) for v in vs} for c, vs in dict(named_levels or {}).items()}
     levels = {c: _levels(frame[c], c, tuple(codes.get(c, ())), per_column, structure_delta, rng,
                          named.get(c, set()))

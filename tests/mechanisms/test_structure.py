@@ -47,13 +47,25 @@ def test_structure_of_a_survey_declared_and_dp():
     # score: a float column of integers, declared range: no budget spent on its support
     assert score.support == (0.0, 10.0) and score.sources["support"] == "declared"
     assert score.integer and score.model == "grid_ordinal"
-    assert not any("bounds" in c.name or "outer" in c.name for c in score.charges)
+    assert not any("support" in c.name for c in score.charges)
     # income: cents (2 decimals, DP), zero a spike (30 % zeros), binned with increasing edges
     assert not income.integer and income.model == "binned" and income.spikes == (0.0,)
     assert income.digits == 2 and income.declarations()["grid"] == {"step": 0.01, "digits": 2}
     edges = np.asarray(income.bins)
     assert np.all(np.diff(edges) > 0) and edges[0] == income.support[0]
     assert edges[-1] == income.support[1]
+    # knots of each as a predictor: its noisy quartiles (uniform ages 18-89: about 36, 54, 71)
+    assert np.allclose(age.knots, np.quantile(frame["age"], [0.25, 0.5, 0.75]), atol=6)
+    assert all(float(k).is_integer() for k in age.knots) and age.sources["knots"].startswith("DP")
+    # income: the quartiles of its nonzero amounts, from cells equal-width in log(1 + x)
+    positive = frame["income"][frame["income"] > 0]
+    assert np.allclose(income.knots, np.quantile(positive, [0.25, 0.5, 0.75]), rtol=0.3)
+    assert income.sources["knots"].startswith("DP")
+    assert s.declarations()["knots"]["age"] == list(age.knots)
+    # a continuous column with negative values: knots on a linear scale, inside its support
+    signed = estimate_structure(pd.DataFrame({"d": np.random.default_rng(2).normal(0, 1, 3000)}),
+                                ["d"], rng=np.random.default_rng(3)).columns["d"]  # fmt: skip
+    assert len(signed.knots) == 3 and np.allclose(signed.knots, [-0.67, 0, 0.67], atol=0.35)
     # every charge spent is within the budget, and the stage reports their sum
     assert 0 < s.epsilon <= 1.0 + 1e-12
     assert s.epsilon == pytest.approx(sum(c.epsilon for c in s.charges))

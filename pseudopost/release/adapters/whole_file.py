@@ -446,10 +446,12 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 structure_epsilon=st.structure_epsilon,
                 named_levels=named_levels(kw.get("rules", ()), kw.get("structural_zeros", ())),
                 rng=np.random.default_rng([spec.seed, 7]),
+                declared_knots=tuple(kw.get("knots", {})),
             )  # fmt: skip
             found = structure.declarations()
             kw["grid"] = {**found["grid"], **kw.get("grid", {})}
             kw["bins"] = {**found["bins"], **kw.get("bins", {})}
+            kw["knots"] = {**found["knots"], **kw.get("knots", {})}
             spikes = {c: list(v) for c, v in kw.get("spikes", {}).items()}
             for c, v in found["spikes"].items():
                 spikes[c] = [*spikes.get(c, ()), *v]
