@@ -12,10 +12,11 @@ only, never on the confidential data's moments (DESIGN.md section 9):
   column), 0 when the value is not observed, plus **linear-spline** terms
   :math:`(t(x) - t(\kappa))_+` at each declared knot :math:`\kappa` (0 when not observed;
   named ``"{column}>{knot}"``).
-  Knots are public (declared, e.g. from a codebook's bands): knots placed at the data's
-  quantiles would be read outside the accountant, so none are chosen automatically. They may
-  be declared for some later columns only; the others take the value alone (each knot costs
-  one coefficient per level of a categorical column's model).
+  Knots are public: declared (e.g. from a codebook's bands) or released by the structure
+  stage at the column's noisy quartiles (:mod:`pseudopost.mechanisms.structure`, paid from
+  ``structure_epsilon``); knots read off the data's quantiles here would be outside every
+  budget. They may be declared for some later columns only; the others take the value alone
+  (each knot costs one coefficient per level of a categorical column's model).
 * an **interaction** of two declared categorical columns: the products of their one-hot
   indicators (statuses included), which lets a later column's model differ by cell (income by
   sex and marital status) the way a tree's splits do.
