@@ -445,6 +445,11 @@ KNOT_CELLS = 16
 #: knots only for a column whose noisy count of observed values is at least this: each knot
 #: adds a coefficient to every later column's model, which a small file cannot pin down
 KNOT_MIN_N = 1000
+#: knots only for the first this many numeric columns in the visit order (the predictors of
+#: the most later columns): on a wide file every knot is a coefficient in each later part's
+#: model, times its levels, and the fit's cost grows with them (cps91, 24 columns: 296 s at
+#: 1 chain x 100 draws without knots, over 20 minutes with them on every numeric column)
+KNOT_MAX_COLUMNS = 4
 
 
 def _grid_knots(x, lo, hi, unit, epsilon, rng, log: bool = False) -> tuple[float, ...]:
@@ -673,7 +678,8 @@ def estimate_structure(
     rng
         The randomness of every DP release.
     declared_knots
-        Columns whose spline knots are declared: no knots are estimated for them.
+        Columns whose spline knots are declared: no knots are estimated for them. Knots are
+        estimated for the first :data:`KNOT_MAX_COLUMNS` numeric columns only.
     """
     if isinstance(structure_epsilon, bool) or not isinstance(structure_epsilon, (int, float)):
         raise TypeError(f"'structure_epsilon' must be a number. Got {structure_epsilon!r}.")
@@ -707,7 +713,8 @@ def estimate_structure(
     for c in numeric:
         out[c] = _column(frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())),
                          declared.get(c), per_column, rng, max_grid_points, n_bins,
-                         numbers.get(c, ()), c not in set(declared_knots))  # fmt: skip
+                         numbers.get(c, ()),
+                         c not in set(declared_knots) and c in numeric[:KNOT_MAX_COLUMNS])  # fmt: skip
     named = {c: {str(v) for v in vs} for c, vs in dict(named_levels or {}).items()}
     levels = {c: _levels(frame[c], c, tuple(codes.get(c, ())), per_column, structure_delta, rng,
                          named.get(c, set()))

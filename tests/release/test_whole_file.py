@@ -332,3 +332,18 @@ def test_report_flags_columns_whose_synthetic_range_exceeds_the_real_one():
     assert "'age'" in flags[0] and "above the real maximum" in flags[0]
     assert "below the real minimum" in flags[0]
     assert _beyond_real_range(real, [real]) == []
+
+
+def test_the_release_flags_after_synthesis(monkeypatch):
+    """The flags are computed on the m synthetic files once they exist (the fit has none) and
+    reach the report through the produced warnings."""
+    from pseudopost.release.adapters import ADAPTERS
+    from pseudopost.release.adapters.pseudo_posterior import PseudoPosteriorAdapter
+    from pseudopost.release.adapters.whole_file import WholeFileProduced
+
+    syn = [pd.DataFrame({"age": [15, 50], "x": [1.0, 2.0]})]
+    monkeypatch.setattr(PseudoPosteriorAdapter, "synthesize", lambda self, spec, produced: syn)
+    produced = WholeFileProduced(None, {}, real_ranges={"age": (16.0, 95.0), "x": (0.0, 3.0)})
+    assert ADAPTERS["whole_file"].synthesize(None, produced) is syn
+    assert len(produced.warnings) == 1
+    assert "'age'" in produced.warnings[0] and "below the real minimum" in produced.warnings[0]

@@ -172,6 +172,9 @@ class WholeFileProduced(Produced):
     when ``structure_epsilon = "none"``); the statement carries the stage's epsilon."""
 
     structure: Any = None
+    #: the real file's (min, max) per numeric column, kept for the report's flags (never
+    #: released: a flag names the column and the side only)
+    real_ranges: dict = field(default_factory=dict)
 
     @property
     def statement(self):
@@ -526,9 +529,17 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         statement carries the stage's epsilon (:class:`WholeFileProduced`)."""
         produced = super().fit(spec, data, progress=progress)
         structured = self.__dict__["_structures"][_spec_key(spec)]
-        flags = _beyond_real_range(self._frame(spec, data), produced.synthetic)
-        fields = {**vars(produced), "warnings": [*produced.warnings, *flags]}
-        return WholeFileProduced(**fields, structure=structured.structure)
+        ranges = _real_ranges(self._frame(spec, data))
+        return WholeFileProduced(**vars(produced), structure=structured.structure,
+                                 real_ranges=ranges)  # fmt: skip
+
+    def synthesize(self, spec: ReleaseSpec, produced: Produced) -> list[pd.DataFrame]:
+        """The m synthetic files; the report then flags every numeric column whose synthetic
+        values leave the real range (:func:`_beyond_real_range`)."""
+        out = super().synthesize(spec, produced)
+        if isinstance(produced, WholeFileProduced):
+            produced.warnings = [*produced.warnings, *_beyond_ranges(produced.real_ranges, out)]
+        return out
 
     def fit_frame(self, spec: ReleaseSpec, data: pd.DataFrame) -> pd.DataFrame:
         """The released records (``_frame``) coded into the structure stage's support."""
@@ -751,23 +762,34 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         return AccountResult(res.epsilon, float(tree["privacy"].attrs["epsilon"]), res.lipschitz)
 
 
+def _real_ranges(real: pd.DataFrame) -> dict[str, tuple[float, float]]:
+    """(min, max) of every numeric column of the real file."""
+    out = {}
+    for c in real.columns:
+        if pd.api.types.is_numeric_dtype(real[c]) and not pd.api.types.is_bool_dtype(real[c]):
+            r = pd.to_numeric(real[c], errors="coerce")
+            out[c] = (float(r.min()), float(r.max()))
+    return out
+
+
 def _beyond_real_range(real: pd.DataFrame, synthetic: list[pd.DataFrame]) -> list[str]:
     """A warning per numeric column whose synthetic values go below the real minimum or above
     the real maximum (inside the DP or declared support, but beyond the data): the column and
     the side only, for the data holder to declare its codebook range."""
+    return _beyond_ranges(_real_ranges(real), synthetic)
+
+
+def _beyond_ranges(ranges: Mapping, synthetic: list[pd.DataFrame]) -> list[str]:
     out = []
-    for c in real.columns:
-        if not (pd.api.types.is_numeric_dtype(real[c]) and not pd.api.types.is_bool_dtype(real[c])):
-            continue
-        r = pd.to_numeric(real[c], errors="coerce")
+    for c, (lo, hi) in ranges.items():
         sides = set()
         for syn in synthetic:
             if c not in syn.columns:
                 continue
             v = pd.to_numeric(syn[c], errors="coerce")
-            if (v < r.min()).any():
+            if (v < lo).any():
                 sides.add("below the real minimum")
-            if (v > r.max()).any():
+            if (v > hi).any():
                 sides.add("above the real maximum")
         if sides:
             out.append(
