@@ -409,6 +409,7 @@ def synthesize(
         grid = {**declared["grid"], **(grid or {})}
         bins = {**declared["bins"], **(bins or {})}
         knots = {**declared["knots"], **(knots or {})}
+        heaps = {**declared["heaps"], **(heaps or {})}
         spikes = {**(spikes or {})}
         for c, v in declared["spikes"].items():
             spikes[c] = [*spikes.get(c, ()), *v]

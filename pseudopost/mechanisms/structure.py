@@ -47,6 +47,10 @@ For each synthesized numeric column with no declared model, grid or bins:
 4. **Zero as a spike** (binned columns whose support holds 0): zero is a point mass of its own
    (synthpop's ``semicont``) when the noisy count of exact zeros is at least
    :data:`SPIKE_SHARE` of the noisy count of observed values.
+5. **Heaps** (binned columns on a recording grid): the multiples of the grid step where the
+   values pile up (whole dollars on a cent grid, thousands in incomes), from one Laplace
+   histogram of the values' heap labels (:func:`_heaps`); the file model then has a heap part
+   and snaps each draw to a grid point of its drawn label (:mod:`pseudopost.models.file.heaps`).
 
 **Privacy.** Every step is a pure :math:`\varepsilon`-DP release for add/remove neighbours
 (Laplace counts and histograms: Dwork et al. 2006), so the
@@ -129,8 +133,11 @@ def _recording_grid(x, noisy_n, epsilon, rng) -> tuple[int | None, float | None]
     b = len(_STEPS) / epsilon
     off = np.array([_off_grid(x, s, d) for s, d in _STEPS], dtype=np.float64)
     noisy = off + rng.laplace(0.0, b, size=off.size)
-    for (step, digits), z in zip(_STEPS, noisy, strict=True):
-        if z <= INTEGER_SLACK * noisy_n + GRID_MARGIN * b:
+    for j, ((step, digits), z) in enumerate(zip(_STEPS, noisy, strict=True)):
+        # the finest grid against "continuous" with FINEST_MARGIN noise scales more: a cent
+        # grid lost to the noise loses its heaps and its rounding
+        margin = FINEST_MARGIN if j == len(_STEPS) - 1 else GRID_MARGIN
+        if z <= INTEGER_SLACK * noisy_n + margin * b:
             return digits, step
     return None, None
 
@@ -144,11 +151,21 @@ INTEGER_SLACK = 0.03
 #: than the slack is taken only by the noise's chance, since rounding values onto a grid they
 #: are not on costs more than a finer grid than needed)
 GRID_MARGIN = 0.0
+#: noise scales added to the finest candidate grid's threshold (against "continuous")
+FINEST_MARGIN = 2.0
 #: zero is a spike when at least this share of the observed values are exact zeros
 SPIKE_SHARE = 0.02
-#: shares of a numeric column's budget: noisy count, recording grid, support, zero spike; a
-#: binned column's bins get the rest (a grid column leaves it unspent)
-_SHARES = {"count": 0.05, "integer": 0.3, "support": 0.45, "spike": 0.05}
+#: shares of a numeric column's budget: noisy count, recording grid, support, zero spike, heaps;
+#: a binned column's knots and bins get the rest (a grid column's knots get it)
+_SHARES = {"count": 0.05, "integer": 0.25, "support": 0.45, "spike": 0.05, "heaps": 0.05}
+#: candidate heaps of a binned column on a recording grid, in grid steps, coarsest first: each
+#: divides the one before, so every grid point has one label (its coarsest multiple)
+HEAP_MULTIPLES = (100000, 50000, 10000, 5000, 1000, 500, 100, 50, 10, 5)
+#: a heap is kept when its noisy share is at least this many times the share a smooth density
+#: puts on its points (1/m less the coarser kept heap's 1/m'), at least :data:`HEAP_MIN_SHARE`
+#: and at least 4 noise scales
+HEAP_RATIO = 2.0
+HEAP_MIN_SHARE = 0.01
 
 
 @dataclass(frozen=True)
@@ -175,6 +192,8 @@ class ColumnStructure:
     step: float | None = None
     #: knots of the column's linear-spline terms in later columns' models (noisy quartiles)
     knots: tuple[float, ...] = ()
+    #: multiples of the grid step where the values heap (digit preference), coarsest first
+    heaps: tuple[int, ...] = ()
 
     @property
     def epsilon(self) -> float:
@@ -200,6 +219,8 @@ class ColumnStructure:
             out["spikes"] = list(self.spikes)
         if self.knots:
             out["knots"] = list(self.knots)
+        if self.heaps:
+            out["heaps"] = list(self.heaps)
         return out
 
     def describe(self) -> str:
@@ -213,6 +234,9 @@ class ColumnStructure:
         )
         if self.spikes:
             body += "; zero a spike"
+        if self.heaps:
+            body += "; heaps at multiples of " + ", ".join(
+                f"{m * (self.step or 1.0):g}" for m in self.heaps)
         if self.knots:
             body += "; knots at " + ", ".join(f"{k:g}" for k in self.knots)
         return body
@@ -264,9 +288,9 @@ class Structure:
         return float(compose(self.charges)[1]) if self.charges else 0.0
 
     def declarations(self) -> dict[str, dict]:
-        """``grid``, ``bins``, ``spikes`` and ``knots`` declarations of every column (file-model
+        """``grid``, ``bins``, ``spikes``, ``knots`` and ``heaps`` declarations of every column (file-model
         form)."""
-        out: dict[str, dict] = {"grid": {}, "bins": {}, "spikes": {}, "knots": {}}
+        out: dict[str, dict] = {"grid": {}, "bins": {}, "spikes": {}, "knots": {}, "heaps": {}}
         for c, s in self.columns.items():
             for key, value in s.declarations().items():
                 out[key][c] = value
@@ -316,6 +340,7 @@ class Structure:
                     "spike": s.sources.get("spike", ""),
                     "bins": s.sources.get("bins", ""),
                     "knots": s.sources.get("knots", ""),
+                    "heaps": s.sources.get("heaps", ""),
                     "structure epsilon": s.epsilon,
                 }
             )
@@ -330,7 +355,7 @@ class Structure:
                 }
             )
         names = ["column", "structure", "integer", "support", "spike", "bins", "knots",
-                 "levels", "structure epsilon"]  # fmt: skip
+                 "heaps", "levels", "structure epsilon"]  # fmt: skip
         return pd.DataFrame(rows, columns=names)
 
     def to_dict(self) -> dict:
@@ -604,6 +629,11 @@ def _column(
             spike_out = (0.0,)
         sources["spike"] = _dp(e)
     rest = x[x != 0.0] if spike_out else x
+    heaps: tuple[int, ...] = ()
+    if digits is not None and step is not None:
+        e = charge("heaps", _SHARES["heaps"] * epsilon)
+        heaps = _heaps(np.clip(rest, lo, hi), lo, hi, unit, noisy_n, e, rng)
+        sources["heaps"] = _dp(e)
     knots: tuple[float, ...] = ()
     if want_knots and noisy_n >= KNOT_MIN_N:
         e = charge("knots", left[0] / 3.0)
@@ -624,7 +654,50 @@ def _column(
         digits,
         step,
         knots,
+        heaps,
     )
+
+
+def _heaps(x, lo, hi, step, noisy_n, epsilon, rng) -> tuple[int, ...]:
+    r"""The heaps (digit preference) of a binned column on a recording grid of ``step``
+    (:mod:`pseudopost.models.file.heaps`): one Laplace histogram of the observed values'
+    labels over the candidate multiples :data:`HEAP_MULTIPLES` that fit four times in the
+    support (each value's label is its grid index's coarsest candidate multiple, or "off the
+    heaps": one count per record, L1 sensitivity 1 under add/remove, pure epsilon-DP), then,
+    as post-processing from the coarsest, a multiple m is kept when its noisy count c (with the
+    counts of the multiples passed over since the last kept one, j counts in all) reaches
+
+    .. math::
+        \max\bigl(\rho\,\tilde n\,(1/m - 1/m'),\ \kappa\tilde n\bigr) + 3\sqrt{j}/\varepsilon,
+
+    m' the last kept multiple (:math:`\rho` = :data:`HEAP_RATIO`, :math:`\kappa` =
+    :data:`HEAP_MIN_SHARE`, :math:`\tilde n` the noisy count): whole dollars in a wage column
+    on a cent grid, thousands in an income column, which bins of uniform density cannot follow
+    and a CART propensity score sees at once."""
+    cand = [m for m in HEAP_MULTIPLES if 4 * m * step <= hi - lo]
+    if not cand:
+        return ()
+    k = np.rint(x / step)
+    label = np.full(k.shape, len(cand), dtype=np.int64)
+    todo = np.ones(k.shape, dtype=bool)
+    for j, m in enumerate(cand):
+        hit = todo & (np.mod(k, m) == 0)
+        label[hit] = j
+        todo &= ~hit
+    counts = np.bincount(label, minlength=len(cand) + 1)[: len(cand)].astype(np.float64)
+    noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=counts.size)
+    kept, carry, merged, last = [], 0.0, 0, math.inf
+    for m, c in zip(cand, noisy, strict=True):
+        c += carry
+        merged += 1
+        need = (max(HEAP_RATIO * noisy_n * (1.0 / m - 1.0 / last), HEAP_MIN_SHARE * noisy_n)
+                + 3.0 * math.sqrt(merged) / epsilon)  # fmt: skip
+        if c >= need:
+            kept.append(m)
+            carry, merged, last = 0.0, 0, m
+        else:
+            carry = c
+    return tuple(kept)
 
 
 _MECHANISM = {
@@ -634,6 +707,7 @@ _MECHANISM = {
     "spike": "Laplace count of zeros",
     "bins": "Laplace histogram over the candidate grid",
     "knots": "Laplace histogram over equal-width cells of the support (noisy quartiles)",
+    "heaps": "Laplace histogram of the values' heap labels (multiples of the grid step)",
 }
 
 

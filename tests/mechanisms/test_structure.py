@@ -3,6 +3,8 @@
 integer columns integer, declared ranges free and binding, the stage's epsilon in the statement
 and its charge, the same seed the same file."""
 
+import itertools
+import re
 import warnings
 
 import numpy as np
@@ -188,3 +190,77 @@ def test_no_synthetic_value_leaves_the_support(kinds, seed, missing, code):
             assert np.all(v == np.round(v)), c
         if c in bounds:
             assert s.sources["support"] == "declared"
+
+
+def _wages(n, whole, seed=0):
+    """Hourly wages in cents, a share ``whole`` of them whole dollars (more among low wages)."""
+    rng = np.random.default_rng(seed)
+    x = np.round(np.exp(rng.normal(2.6, 0.45, n)), 2)
+    low = x < np.median(x)
+    heap = rng.random(n) < np.where(low, 1.5 * whole, 0.5 * whole)
+    x[heap] = np.round(x[heap])
+    return x
+
+
+def test_heaps_found_where_values_pile_up_and_not_elsewhere():
+    from pseudopost.mechanisms.structure import HEAP_MULTIPLES, _heaps
+
+    rng = np.random.default_rng(4)
+    x = _wages(5000, 0.2)
+    # whole dollars: 100 steps of a cent grid (1 % of a smooth density's values, 20 % here);
+    # multiples of $5 and $10 are then 20 times a smooth density's share too, heaps of their own
+    found = _heaps(x, 1.0, 80.0, 0.01, 5000.0, 0.5, rng)
+    assert found[-1] == 100 and set(found) <= {1000, 500, 100}
+    smooth = np.round(np.exp(np.random.default_rng(5).normal(2.6, 0.45, 5000)), 2)
+    assert _heaps(smooth, 1.0, 80.0, 0.01, 5000.0, 0.5, rng) == ()
+    # every candidate fits four times in the support; coarser ones are not tried
+    assert set(_heaps(x, 10.0, 12.0, 0.01, 5000.0, 0.5, rng)) <= {50, 10, 5}
+    assert HEAP_MULTIPLES == tuple(sorted(HEAP_MULTIPLES, reverse=True))
+    assert all(a % b == 0 for a, b in itertools.pairwise(HEAP_MULTIPLES))
+    # a smooth column at a small budget: the noise alone rarely makes a heap
+    found = [_heaps(smooth[:500], 1.0, 80.0, 0.01, 500.0, 0.05, rng) for _ in range(300)]
+    assert np.mean([f != () for f in found]) < 0.05
+
+
+def test_heaps_one_laplace_histogram_of_labels_audited():
+    """The heap step's output distribution on neighbouring inputs (add/remove one record):
+    its release is a Laplace histogram of L1 sensitivity 1, so every output's probability
+    changes by at most e^epsilon (Monte Carlo, with a margin for sampling error)."""
+    from pseudopost.mechanisms.structure import _heaps
+
+    eps, reps = 0.5, 20000
+    base = np.r_[np.full(6, 1.0), np.full(2, 1.5), [1.37, 2.41, 3.12, 4.33]]
+    nb = np.r_[base, 2.0]  # one more whole-dollar record
+    rng = np.random.default_rng(0)
+
+    def freq(x):
+        out = {}
+        for _ in range(reps):
+            k = _heaps(x, 0.0, 40.0, 0.01, float(x.size), eps, rng)
+            out[k] = out.get(k, 0) + 1
+        return {k: v / reps for k, v in out.items()}
+
+    a, b = freq(base), freq(nb)
+    for k in set(a) | set(b):
+        pa, pb = a.get(k, 0.0), b.get(k, 0.0)
+        if min(pa, pb) > 0.02:  # well-estimated outputs
+            assert max(pa / pb, pb / pa) <= np.exp(eps) * 1.15
+
+
+def test_a_heaped_binned_column_keeps_its_heaps_in_the_synthetic_file():
+    frame = pd.DataFrame({"wage": _wages(3000, 0.25, seed=2)})
+    frame["hours"] = np.random.default_rng(3).integers(10, 60, size=3000)
+    out = _quiet(synthesize, frame, seed=3, **FAST)
+    s = out.structure.columns["wage"]
+    assert s.model == "binned" and s.heaps[-1] == 100 and s.sources["heaps"].startswith("DP")
+    assert re.search(r"heaps at multiples of ([0-9]+, )*1;", s.describe())
+    assert out.structure.declarations()["heaps"] == {"wage": list(s.heaps)}
+    syn = out.synthetic["wage"].to_numpy()
+    real = frame["wage"].to_numpy()
+    share = lambda v: float(np.mean(np.abs(v - np.round(v)) < 1e-9))  # noqa: E731
+    assert abs(share(syn) - share(real)) < 0.05
+    # the heap share follows the value (more whole dollars among low wages), as in the data
+    low = syn < np.median(real)
+    assert share(syn[low]) > share(syn[~low]) + 0.1
+    assert (syn >= s.support[0]).all() and (syn <= s.support[1]).all()
+    assert "wage.heap" in out.choices.set_index("column").loc["wage", "parts"]

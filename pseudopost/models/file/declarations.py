@@ -336,12 +336,11 @@ class Declarations:
                 f"its own probability instead: the default model of listed values)."
             )
         bins_d = {c: Bins.parse(b, c) for c, b in _mapping(bins, "bins").items()}
-        both = sorted(c for c in bins_d if c in heaps_d or (c in grids and grids[c].bounds))
+        both = sorted(c for c in bins_d if c in grids and grids[c].bounds)
         if both:
             raise ValueError(
-                f"Column(s) {both} declare bins and heaps or a bounded grid; the bins' "
-                f"probabilities already follow heaping, and a bounded grid is its own model: "
-                f"declare one."
+                f"Column(s) {both} declare bins and a bounded grid; a bounded grid is its own "
+                f"model (every grid point a level): declare one."
             )
         if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
             raise ValueError(f"'max_levels' must be an integer >= 2. Got {max_levels!r}.")

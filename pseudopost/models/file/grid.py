@@ -323,7 +323,7 @@ class Grid:
 
         A value inside the support is settled by rings :math:`k_0 \pm j` around
         :math:`k_0 = \mathrm{rint}((x - o)/s)`: every point of ring :math:`j + 1` or beyond is
-        at least :math:`(j + 	frac12)s - r` away (module docstring), so the search stops once
+        at least :math:`(j + \tfrac12)s - r` away (module docstring), so the search stops once
         the best allowed point so far is nearer than that (ring 1 when nothing is excluded).
         A value below (above) the support is nearest to the lowest (highest) allowed point.
 

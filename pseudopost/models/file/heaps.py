@@ -28,8 +28,11 @@ of the recorded value, so the data determine it: nothing is latent and nothing i
 beyond what the value part already does (its density is evaluated at the recorded value, as
 without heaps).
 
-Synthesis draws the status, the heap label (a third record uniform) and the value from the
-value part, then snaps the value to the nearest grid point *with the drawn label*
+A binned column's heap part also takes the value's position, the group of its bin
+(:func:`position_features`): the label's probabilities then change along the values, and
+synthesis draws the bin first, the label given it (a fourth record uniform) and the position
+in the bin. Otherwise synthesis draws the status, the heap label (a third record uniform) and
+the value from the value part, then snaps the value to the nearest grid point *with the drawn label*
 (:meth:`Heaps.snap`: for label j the nearest :math:`g_k` with :math:`H(k) = j`, for 0 the
 nearest with no declared multiple dividing k), inside the family's support and off codes and
 spikes. The synthetic value's label is then the drawn one, so heap shares are reproduced as
@@ -47,7 +50,22 @@ import numpy as np
 
 from pseudopost.models.file.grid import Grid
 
-__all__ = ["Heaps", "parse_heaps"]
+__all__ = ["POSITION_GROUPS", "Heaps", "parse_heaps", "position_features"]
+
+#: a binned column's heap part also takes the value's position: its bins in this many
+#: consecutive groups (one-hot), since the heap shares change along the values (whole dollars
+#: are commoner among low wages than among high ones)
+POSITION_GROUPS = 6
+
+
+def position_features(column: str, n_bins: int, bin_index: np.ndarray):
+    r"""(features, names): the one-hot of each value's bin group (bins
+    :math:`\lfloor jG/B \rfloor`, G = :data:`POSITION_GROUPS`, the first group the baseline),
+    the extra predictors of a binned column's heap part (module docstring)."""
+    g = min(POSITION_GROUPS, n_bins)
+    group = (np.asarray(bin_index, dtype=np.int64) * g) // n_bins
+    features = (group[:, None] == np.arange(1, g)[None, :]).astype(np.float64)
+    return features, tuple(f"{column} (bin group {k + 1} of {g})" for k in range(1, g))
 
 
 def parse_heaps(value: object, column: str) -> tuple[int, ...]:
@@ -103,19 +121,20 @@ class Heaps:
         y: np.ndarray,
         labels: np.ndarray,
         low: float = -math.inf,
+        high: float = math.inf,
         *,
         low_open: bool = False,
         forbidden: tuple = (),
     ) -> np.ndarray:
         """Each value moved to the nearest grid point of its drawn label (module docstring),
-        inside the support (from ``low``) and off ``forbidden``."""
+        inside the support (``[low, high]``) and off ``forbidden``."""
         y = np.asarray(y, dtype=np.float64)
         labels = np.asarray(labels, dtype=np.int64)
         out = np.empty(y.shape)
         for j in np.unique(labels):
             hit = labels == j
             out[hit] = self.grid.snap(
-                y[hit], low, low_open=low_open, forbidden=forbidden,
+                y[hit], low, high, low_open=low_open, forbidden=forbidden,
                 index_ok=lambda k, j=j: self.label_of_index(k) == j,
             )  # fmt: skip
         return out

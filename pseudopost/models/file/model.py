@@ -39,6 +39,7 @@ dropped columns absent, and dtypes, categories and column order are the input's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import numpy as np
@@ -50,7 +51,15 @@ from pseudopost._validation import check_frame
 from pseudopost.models.base import Prepared, SynthModel, synthesis_stream
 from pseudopost.models.file.constraints import fixed_records, impose_rules, zero_mask
 from pseudopost.models.file.declarations import Declarations
-from pseudopost.models.file.plan import ColumnPlan, FilePlan, PartPlan, make_plan, value_support
+from pseudopost.models.file.heaps import position_features
+from pseudopost.models.file.plan import (
+    ColumnPlan,
+    FilePlan,
+    PartPlan,
+    heap_position,
+    make_plan,
+    value_support,
+)
 from pseudopost.models.loglik import stack_draws
 from pseudopost.models.parts import SEP, Part, PartData
 
@@ -271,7 +280,10 @@ def column_data(p: ColumnPlan, X: np.ndarray) -> list[PartData]:
     out = []
     for pp in p.parts:
         y = _part_outcome(p, pp)
-        Xp = pp.design(X)
+        if pp.role == "heap" and p.bins is not None:  # the value's position too
+            Xp = pp.design(np.concatenate([X, heap_position(p.column, p.bins)[0]], axis=1))
+        else:
+            Xp = pp.design(X)
         if pp.masked:
             Xp = np.concatenate([Xp, p.mask.astype(np.float64)], axis=1)
         out.append(PartData(y, Xp, ~np.isnan(y)))
@@ -369,20 +381,32 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
             )
         forbidden = (*c.info.codes, *c.info.spikes)
         low, low_open = value_support(p.choice.family)
+        Xh = X[obs]
         if p.bins is not None:  # the drawn bin, then a uniform position in it (bins module)
-            v = p.bins.draw(v.astype(np.int64), u[obs, 2])
+            j = v.astype(np.int64)
+            if p.heaps is not None:  # the heap label given the bin (heaps module)
+                F = position_features(c.name, p.bins.n_bins, j)[0]
+                Xh = np.concatenate([Xh, F], axis=1)
+            v = p.bins.draw(j, u[obs, 2])
         if p.points is not None:  # the drawn level is a point of the bounded grid
             values[obs] = p.points[v.astype(np.int64)]
         elif p.heaps is not None:  # the heap label, then the value snapped to it (heaps module)
             heap_pp = p.part("heap")
             if heap_pp is not None:
                 k = heap_pp.part.sample(
-                    _params(heap_pp.part, params), heap_pp.design(X[obs]), u[obs, 2]
+                    _params(heap_pp.part, params), heap_pp.design(Xh),
+                    u[obs, 3 if p.bins is not None else 2],
                 ).astype(np.int64)
                 labels = heap_pp.codes[k]
             else:
                 labels = np.full(int(obs.sum()), p.heap_constant, dtype=np.int64)
-            values[obs] = p.heaps.snap(v, labels, low, low_open=low_open, forbidden=forbidden)
+            high = math.inf
+            if p.bins is not None:  # inside the bins' range (the column's support)
+                if p.bins.edges[0] > low:
+                    low, low_open = float(p.bins.edges[0]), False
+                high = float(p.bins.edges[-1])
+            values[obs] = p.heaps.snap(v, labels, low, high, low_open=low_open,
+                                       forbidden=forbidden)  # fmt: skip
         elif p.grid is not None:  # public recording precision: post-processing (grid module)
             values[obs] = p.grid.snap(v, low, low_open=low_open, forbidden=forbidden)
         else:
@@ -438,9 +462,10 @@ def synthesize_columns(
     out = {}
     for p in plan.plans:
         c = p.column
-        # three uniforms per record: status or level, value, heap label (the first two are the
-        # same for any k <= 4: record_uniforms draws them in blocks of four)
-        u = record_uniforms(seed, synthesis_stream(dataset, c.position), 0, n, 3)
+        # four uniforms per record: status or level, value, heap label or position in a bin,
+        # a binned column's heap label (the same for any k <= 4: record_uniforms draws them in
+        # blocks of four)
+        u = record_uniforms(seed, synthesis_stream(dataset, c.position), 0, n, 4)
         X = p.design.matrix(states, n)
         status, values = _draw_column(p, params, X, u, frame)
         series = c.decode(status, values, index)

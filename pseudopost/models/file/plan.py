@@ -49,7 +49,7 @@ from pseudopost.models.file.declarations import Declarations
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
-from pseudopost.models.file.heaps import Heaps
+from pseudopost.models.file.heaps import Heaps, position_features
 from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
@@ -359,6 +359,13 @@ def _selected(names: list[str], X: np.ndarray, active: np.ndarray):
     )
 
 
+def heap_position(col, bins) -> tuple[np.ndarray, tuple[str, ...]]:
+    """The position features of a binned column's real values (heaps module): its heap part's
+    predictors after the column's design."""
+    x = np.nan_to_num(np.asarray(col.values, dtype=np.float64), nan=bins.edges[0])
+    return position_features(col.name, bins.n_bins, bins.index(x))
+
+
 def _column_parts(
     col, choice, design, X, active, masked, heaps=None, points=None, bins=None, scaled=True
 ) -> tuple[tuple, int | None, int | None, int | None]:
@@ -389,7 +396,11 @@ def _column_parts(
         labels = heaps.labels(np.asarray(col.values, dtype=np.float64)[observed])
         held = np.unique(labels)
         if held.size >= 2:
-            inputs, preds, left = _selected(names, X, observed)
+            Xh, names_h = X, names
+            if bins is not None and choice.family == "binned":  # the value's position too
+                F, fnames = heap_position(col, bins)
+                Xh, names_h = np.concatenate([X, F], axis=1), [*names, *fnames]
+            inputs, preds, left = _selected(names_h, Xh, observed)
             part = _level_part(f"{name}.heap", name, preds, int(held.size), False)
             parts.append(PartPlan("heap", part, held, inputs, left))
         else:

@@ -455,6 +455,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             kw["grid"] = {**found["grid"], **kw.get("grid", {})}
             kw["bins"] = {**found["bins"], **kw.get("bins", {})}
             kw["knots"] = {**found["knots"], **kw.get("knots", {})}
+            kw["heaps"] = {**found["heaps"], **kw.get("heaps", {})}
             spikes = {c: list(v) for c, v in kw.get("spikes", {}).items()}
             for c, v in found["spikes"].items():
                 spikes[c] = [*spikes.get(c, ()), *v]

@@ -134,7 +134,7 @@ def test_bad_bin_declarations(frame):
     decl = Declarations.from_arguments(bins={"region": [0, 1, 2]})
     with pytest.raises(ValueError, match=r"Bins are declared for column 'region'"):
         make_plan(frame, decl)
-    with pytest.raises(ValueError, match=r"declare bins and heaps or a bounded grid"):
+    with pytest.raises(ValueError, match=r"declare bins and a bounded grid"):
         Declarations.from_arguments(bins={"age": [0, 50, 100]},
                                     grid={"age": {"step": 1, "bounds": [0, 100]}})  # fmt: skip
     decl = Declarations.from_arguments(bins={"age": [0, 50, 100]}, models={"age": "normal"})
