@@ -6,7 +6,7 @@ accountants and noise calibration in :mod:`pseudopost.privacy`, lighter releases
 :mod:`pseudopost.mechanisms` and evaluation in :mod:`pseudopost.evaluate`.
 """
 
-import importlib
+import importlib as _importlib
 
 from pseudopost import _deprecated, datasets, models, privacy, risk
 from pseudopost.fitting.sampler import SamplingWarning
@@ -20,10 +20,15 @@ _OLD = {"backends", "combine", "releases"}  # moved: forwarded with a Deprecatio
 
 def __getattr__(name: str):
     if name in _LAZY or name in _OLD:
-        return importlib.import_module(f"{__name__}.{name}")
+        return _importlib.import_module(f"{__name__}.{name}")
     if name == "synthesize":  # whole-record synthesis with automatic model choice
-        return importlib.import_module(f"{__name__}.synthesis").synthesize
+        return _importlib.import_module(f"{__name__}.synthesis").synthesize
     raise AttributeError(f"module 'pseudopost' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The public names, the lazily imported ones included (``dir(pp)``, tab completion)."""
+    return sorted(__all__)
 
 
 __version__ = "0.1.0"

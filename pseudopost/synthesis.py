@@ -49,12 +49,14 @@ uncovered: which statuses (missing cells, codes) a column has, and, with
 
 from __future__ import annotations
 
+import html
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from pseudopost._cards import diagnostics_verdict, html_card, text_card, timings_text
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_frame, check_positive_int
 from pseudopost.formats import Codebook
@@ -78,7 +80,7 @@ def _forward(name: str) -> property:
     return property(lambda self: getattr(self.result, name), doc=f"``result.{name}``.")
 
 
-@dataclass
+@dataclass(repr=False)
 class SynthesisResult:
     """What :func:`synthesize` returns.
 
@@ -164,6 +166,42 @@ class SynthesisResult:
     @property
     def kept_columns(self) -> list[str]:
         return list(self.choices.loc[self.choices.role == "kept", "column"])
+
+    def _card_lines(self) -> list[tuple[str, str]]:
+        frames = self.synthetic if isinstance(self.synthetic, list) else [self.synthetic]
+        rows, cols = frames[0].shape
+        synth = self.synthetic_columns
+        lines = [
+            ("synthetic", f"{len(frames)} dataset(s) of {rows:,} records x {cols} columns "
+                          f"({len(synth)} synthesized, {len(self.kept_columns)} kept)"),
+            ("epsilon", f"{self.total_epsilon:.4g} per dataset in all: mechanism "
+                        f"{self.epsilon:.4g} (local, weighted; unweighted "
+                        f"{self.unweighted_epsilon:.4g}) + structure "
+                        f"{self.structure_epsilon:.3g}"),
+            ("privacy", self.result.privacy_statement.describe().split("; assumes")[0]),
+            ("diagnostics", diagnostics_verdict(self.diagnostics)),
+            ("timings", timings_text(self.result.timings)),
+            ("models", ", ".join(f"{c}: {m}" for c, m in
+                                 zip(self.choices["column"], self.choices["model"], strict=True))),
+        ]  # fmt: skip
+        return lines
+
+    def __repr__(self) -> str:
+        return text_card("SynthesisResult", self._card_lines())
+
+    def _repr_html_(self) -> str:
+        frames = self.synthetic if isinstance(self.synthetic, list) else [self.synthetic]
+        keep = [c for c in ("column", "role", "model", "parts", "predictors", "structure")
+                if c in self.choices.columns]  # fmt: skip
+        folds = [
+            ("the choices (every column's model and why)", self.choices[keep].to_html(index=False)),
+            ("the first synthetic records", frames[0].head(10).to_html()),
+            ("the privacy statement in full", f"<p>{html.escape(self.privacy_statement.describe())}</p>"),
+        ]  # fmt: skip
+        tree = getattr(self.result.datatree, "_repr_html_", None)
+        if tree is not None:
+            folds.append(("the DataTree (posterior draws, weights, bounds)", tree()))
+        return html_card("SynthesisResult", self._card_lines(), folds)
 
     def synthesize(self, m: int | None = None, seed: SeedLike = None, *, weighted: bool = True):
         """One more synthetic dataset (a DataFrame) from the weighted posterior, or

@@ -30,6 +30,8 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from pseudopost._cards import html_card, text_card
+
 __all__ = [
     "ADD_REMOVE",
     "REPLACE_ONE",
@@ -49,7 +51,7 @@ Scope = Literal["global", "global given the weights", "local"]
 Unit = Literal["dataset", "release"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class PrivacyStatement:
     """The privacy guarantee of one release (module docstring)."""
 
@@ -142,6 +144,20 @@ class PrivacyStatement:
         return cls(
             **{k: (tuple(v) if k == "assumptions" else v) for k, v in data.items() if k in keys}
         )
+
+    def __repr__(self) -> str:
+        lines = [("epsilon", f"{self.epsilon:.6g}" + (f", delta {self.delta:.3g}" if self.delta
+                                                       else "")),
+                 ("scope", str(self.scope)), ("neighbours", self.neighbouring),
+                 ("unit", str(self.unit)), ("mechanism", self.mechanism)]  # fmt: skip
+        if self.structure_epsilon:
+            lines.append(("structure stage", f"epsilon {self.structure_epsilon:.3g}, delta "
+                                             f"{self.structure_delta:.3g}"))  # fmt: skip
+        lines.append(("in a sentence", self.describe()))
+        return text_card("PrivacyStatement", lines)
+
+    def _repr_html_(self) -> str:
+        return html_card("PrivacyStatement", [("in a sentence", self.describe())])
 
     def describe(self) -> str:
         """One sentence for reports and logs."""

@@ -44,6 +44,7 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
+from pseudopost._cards import diagnostics_verdict, html_card, text_card, timings_text
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive_int
 from pseudopost.fitting.sampler import FitDiagnostics
@@ -194,7 +195,11 @@ def _privacy_number(name: str, doc: str) -> property:
     return property(lambda self: float(self.datatree["privacy"].attrs[name]), doc=doc)
 
 
-@dataclass
+def _short(text: str, n: int = 160) -> str:
+    return text if len(text) <= n else text[: n - 4] + " ..."
+
+
+@dataclass(repr=False)
 class ResultBase(ABC):
     """What every pseudo posterior result reads from its :class:`xarray.DataTree` (module
     docstring). Subclasses add the per-record arrays (``alpha``, ``risk``, ``lipschitz``, ...)
@@ -246,6 +251,29 @@ class ResultBase(ABC):
     def likelihood(self) -> str:
         """``"sufficient"`` or ``"full"``: how the posteriors were fitted."""
         return str(self.datatree.attrs["likelihood"])
+
+    def _card_lines(self) -> list[tuple[str, str]]:
+        n = int(self.datatree["privacy"].sizes.get("record", 0)) if "privacy" in \
+            self.datatree.children else 0  # fmt: skip
+        lines = [
+            ("model", _short(repr(self.model))),
+            ("records", f"{n:,}" if n else "-"),
+            ("epsilon", f"{self.epsilon:.4g} weighted (unweighted {self.unweighted_epsilon:.4g})"),
+            ("privacy", self.privacy_statement.describe()),
+            ("diagnostics", diagnostics_verdict(self.diagnostics)),
+            ("timings", timings_text(self.timings)),
+        ]
+        if self.global_epsilon is not None:
+            lines.insert(3, ("global epsilon", f"{self.global_epsilon:.4g}"))
+        return lines
+
+    def __repr__(self) -> str:
+        return text_card(type(self).__name__, self._card_lines())
+
+    def _repr_html_(self) -> str:
+        tree = getattr(self.datatree, "_repr_html_", None)
+        folds = [("the DataTree", tree())] if tree is not None else []
+        return html_card(type(self).__name__, self._card_lines(), folds)
 
     def summary(self) -> pd.DataFrame:
         """ArviZ summary of the weighted posterior (raw numbers)."""
@@ -304,7 +332,7 @@ class ResultBase(ABC):
         integer seed of the synthesis streams)."""
 
 
-@dataclass
+@dataclass(repr=False)
 class PseudoPosteriorResult(ResultBase):
     """A pseudo posterior fitted in memory: :class:`ResultBase` plus the per-record arrays
     (dimension ``record``) and synthesis from the fit's own model and data.

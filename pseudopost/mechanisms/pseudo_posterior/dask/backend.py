@@ -104,7 +104,7 @@ def _lazy(attr: str, name: str, doc: str) -> property:
     )
 
 
-@dataclass
+@dataclass(repr=False)
 class DaskPseudoPosteriorResult(ResultBase):
     """A pseudo posterior fitted over Dask records: what every result reads from its DataTree
     (:class:`~pseudopost.mechanisms.pseudo_posterior.result.ResultBase`: ``epsilon``,
