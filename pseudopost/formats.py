@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pseudopost._extras import require
 from pseudopost._io import atomic_write
 
 __all__ = [
@@ -216,7 +217,7 @@ def read_file(path: str | os.PathLike) -> tuple[pd.DataFrame, Codebook]:
         return _plain(pd.read_csv(path), fmt)
     if fmt == "parquet":
         return _plain(pd.read_parquet(path), fmt)
-    import pyreadstat
+    pyreadstat = require("pyreadstat", "Reading and writing SPSS and Stata files")
 
     reader = pyreadstat.read_sav if fmt == "sav" else pyreadstat.read_dta
     raw, meta = reader(str(path), user_missing=True)
@@ -362,7 +363,7 @@ def write_file(
         return atomic_write(path, lambda p: frame.to_csv(p, index=False))
     if fmt == "parquet":
         return atomic_write(path, lambda p: frame.to_parquet(p, index=False))
-    import pyreadstat
+    pyreadstat = require("pyreadstat", "Reading and writing SPSS and Stata files")
 
     variables = codebook.variables if codebook is not None else {}
     data, options = {}, _Options()

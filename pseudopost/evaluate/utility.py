@@ -33,11 +33,11 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import statsmodels.api as sm
 from numpy.typing import ArrayLike
 from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
+from pseudopost._extras import require
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import (
     check_columns,
@@ -511,6 +511,7 @@ def _ols(frame: pd.DataFrame, outcome: str, predictors: list[str], name: str, lo
                 f"has {y[i]}."
             )
         y = np.log(y)
+    sm = require("statsmodels.api", "The regression fits of the utility measures")
     design = sm.add_constant(
         np.column_stack([values[p] for p in predictors]) if predictors else np.empty((y.size, 0)),
         has_constant="add",

@@ -38,6 +38,7 @@ from typing import Literal
 import numpy as np
 from scipy import optimize, special
 
+from pseudopost._extras import require
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive, check_probability
 
@@ -165,7 +166,7 @@ def _check_backend(backend: str) -> None:
 
 
 def _opendp_vector(kind: str, values: np.ndarray, scale: float) -> np.ndarray:
-    import opendp.prelude as dp
+    dp = require("opendp.prelude", "backend='opendp'")
 
     dp.enable_features("contrib")
     domain = dp.vector_domain(dp.atom_domain(T=float, nan=False))

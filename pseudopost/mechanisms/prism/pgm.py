@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 from scipy.special import logsumexp
 
+from pseudopost._extras import require
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive_int
 from pseudopost.mechanisms.prism.measure import MarginalMeasurement
@@ -45,13 +46,11 @@ __all__ = ["PGMModel", "fit_pgm", "load_mbi", "stacked_loss"]
 
 def load_mbi() -> Any:
     """Import mbi with JAX in 64-bit mode (set before the import, as mbi asks)."""
-    import jax
-
+    jax = require("jax", "PRISM's graphical-model synthesis")
     jax.config.update("jax_enable_x64", True)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="JAX persistent compilation cache")
-        import mbi
-    return mbi
+        return require("mbi", "PRISM's graphical-model synthesis")
 
 
 @dataclass(frozen=True)
