@@ -94,7 +94,8 @@ class SynthesisResult:
         ``predictors`` (the columns it is conditioned on).
     result : PseudoPosteriorResult
         The fitted mechanism (``epsilon``, ``lipschitz``, ``alpha``, ``datatree``,
-        ``diagnostics``, ``privacy_statement``, ...).
+        ``diagnostics``, ``privacy_statement``, ...); also ``fit``. ``datasets`` is the list
+        of synthetic frames whatever ``m``.
     model : FileModel
     """
 
@@ -109,6 +110,18 @@ class SynthesisResult:
     lipschitz = _forward("lipschitz")
     alpha = _forward("alpha")
     diagnostics = _forward("diagnostics")
+
+    @property
+    def fit(self) -> PseudoPosteriorResult:
+        """The fitted mechanism (the same object as ``result``): ``out.fit.datatree``,
+        ``out.fit.diagnostics``."""
+        return self.result
+
+    @property
+    def datasets(self) -> list[pd.DataFrame]:
+        """The synthetic datasets as a list, whatever ``m`` was (``synthetic`` is one frame
+        when ``m == 1``)."""
+        return list(self.synthetic) if isinstance(self.synthetic, list) else [self.synthetic]
 
     @property
     def structure_epsilon(self) -> float:

@@ -73,3 +73,9 @@ def test_the_public_names_are_what_dir_shows():
     for name in ("synthesize", "evaluate", "release", "PseudoPosterior", "datasets"):
         assert name in names and getattr(pp, name) is not None
     assert "importlib" not in names and names == sorted(pp.__all__)
+
+
+def test_result_names_read_well(out):
+    assert out.fit is out.result
+    assert isinstance(out.datasets, list) and len(out.datasets) == 1
+    assert out.datasets[0] is out.synthetic
