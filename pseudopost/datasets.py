@@ -15,6 +15,8 @@ __all__ = [
     "load_breast_cancer",
     "load_fatigue",
     "load_german_credit",
+    "load_slid",
+    "load_yrbss",
     "simulate_lognormal",
 ]
 
@@ -55,6 +57,32 @@ def load_german_credit() -> pd.DataFrame:
 def load_breast_cancer() -> pd.DataFrame:
     """Breast Cancer Wisconsin Diagnostic (569 x 31; target ``diagnosis`` M/B)."""
     return _read("breast_cancer_wdbc.csv")
+
+
+def load_slid() -> pd.DataFrame:
+    """Survey of Labour and Income Dynamics, Ontario 1994 (7,425 x 5), a real file with gaps.
+
+    Columns ``wages`` (composite hourly wage, CAD), ``education`` (years), ``age``, ``sex`` and
+    ``language``; empty cells are NaN (wages 3,278, a skip pattern; education 249; language
+    121).
+
+    Source: Statistics Canada's public-use SLID, via the R package carData (``carData::SLID``,
+    GPL). See ``data/README.md``.
+    """
+    return _read("slid.csv")
+
+
+def load_yrbss() -> pd.DataFrame:
+    """Youth Risk Behavior Surveillance System (13,583 x 13), a real survey with missing answers.
+
+    Age, gender, grade, race, height (m), weight (kg) and answers on helmets, texting while
+    driving, activity, TV and sleep, some mixing numbers and text answers ("did not drive");
+    9,476 empty cells are NaN.
+
+    Source: the CDC's YRBSS, via the R package openintro (``openintro::yrbss``). See
+    ``data/README.md``.
+    """
+    return _read("yrbss.csv")
 
 
 def simulate_lognormal(n: int = 2000, seed: SeedLike = None) -> pd.DataFrame:

@@ -151,9 +151,11 @@ class FitDiagnostics:
         :func:`warnings.warn`, counted from this method)."""
         issues = self.problems()
         if issues:
+            shown = issues[:3] + ([f"and {len(issues) - 3} more (see .diagnostics)"]
+                                  if len(issues) > 3 else [])  # fmt: skip
             warnings.warn(
                 f"The {self.fit} fit has poor diagnostics: "
-                + "; ".join(issues)
+                + "; ".join(shown)
                 + ". Increase draws/tune or revisit the model.",
                 SamplingWarning,
                 stacklevel=stacklevel,
