@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[2] / "pseudopost"
 #: -> release. Risk sits above privacy because the REPS rarity scorer and weight maps are DP
 #: releases that calibrate their noise with pseudopost.privacy.noise.
 LAYERS: list[tuple[str, ...]] = [
-    ("pseudopost._rng", "pseudopost._streams", "pseudopost._validation", "pseudopost._io"),
+    ("pseudopost._rng", "pseudopost._streams", "pseudopost._validation", "pseudopost._io",
+     "pseudopost._extras", "pseudopost._cards"),
     ("pseudopost.datasets", "pseudopost.formats"),
     ("pseudopost.models",),
     ("pseudopost.fitting",),
@@ -160,7 +161,8 @@ def _package(module: str) -> str:
 
 def test_no_private_helper_used_across_packages():
     """A private name (``_x``) or private module is used only inside its own package; the
-    primitives ``pseudopost._rng``, ``_streams``, ``_validation`` and ``_io`` are shared."""
+    primitives ``pseudopost._rng``, ``_streams``, ``_validation``, ``_io``, ``_extras`` (optional
+    dependencies) and ``_cards`` (notebook cards) are shared."""
     crossing = []
     for m in MODULES:
         for target, name, line in _imports(m):
