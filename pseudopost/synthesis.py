@@ -181,7 +181,7 @@ class SynthesisResult:
         return list(self.choices.loc[self.choices.role == "kept", "column"])
 
     def _card_lines(self) -> list[tuple[str, str]]:
-        frames = self.synthetic if isinstance(self.synthetic, list) else [self.synthetic]
+        frames = self.datasets
         rows, cols = frames[0].shape
         synth = self.synthetic_columns
         lines = [
@@ -203,7 +203,7 @@ class SynthesisResult:
         return text_card("SynthesisResult", self._card_lines())
 
     def _repr_html_(self) -> str:
-        frames = self.synthetic if isinstance(self.synthetic, list) else [self.synthetic]
+        frames = self.datasets
         keep = [c for c in ("column", "role", "model", "parts", "predictors", "structure")
                 if c in self.choices.columns]  # fmt: skip
         folds = [
