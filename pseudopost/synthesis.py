@@ -61,6 +61,7 @@ from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_frame, check_positive_int
 from pseudopost.formats import Codebook
 from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPosteriorResult
+from pseudopost.mechanisms.pseudo_posterior.core import FILE_RISK_FIT
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, Structure, estimate_structure
 from pseudopost.models.file import FileModel
 from pseudopost.models.file.screen import screen_frame
@@ -306,6 +307,7 @@ def synthesize(
     weight_floor: float = WEIGHT_FLOOR,
     floor_cost: bool = False,
     target_epsilon: float | None = None,
+    risk_fit: str = FILE_RISK_FIT,
     draws: int = DRAWS,
     tune: int = TUNE,
     chains: int = CHAINS,
@@ -409,6 +411,12 @@ def synthesize(
         Every level of every categorical part keeps at least this share of its weighted share
         (0: the papers' weights; 1: shares kept exactly); ``floor_cost`` also fits without the
         floor and records the epsilon it would have had (``result.epsilon_without_floor``).
+    risk_fit
+        How the risk step draws the unweighted posterior whose log-likelihoods score each
+        record's risk: ``"laplace"`` (default: each part's Laplace approximation, independent
+        draws at the cost of its mode and Hessian) or ``"nuts"`` (MCMC, as the papers; about
+        twice the default's fitting time). The weighted fit, whose draws the accountant and the
+        synthetic data use, is NUTS either way (:class:`~pseudopost.PseudoPosterior`).
     draws, tune, chains, workers, seed, progress
         Sampling of every part (threads: ``workers``; Dask tasks when a ``distributed`` client
         is active); one ``seed`` drives fitting and synthesis. The defaults (2 chains x 250
@@ -500,6 +508,7 @@ def synthesize(
         weight_floor=weight_floor,
         floor_cost=floor_cost,
         workers=workers,
+        risk_fit=risk_fit,
     )
     result = mechanism.fit(
         data, draws=draws, tune=tune, chains=chains, seed=fit_seed, progress=progress

@@ -381,3 +381,62 @@ def test_deprecated_whole_record_options_still_work():
     assert set(out.synthetic["c"]) <= {"u", "v", "w", "t"}
     with pytest.raises(ValueError, match="'unmodelled' must be"):
         synthesize(frame, order=["a"], unmodelled="drop")
+
+
+# ---------------------------------------------------------------------- the risk step's draws
+def test_risk_fit_laplace_draws_the_unweighted_posterior_without_mcmc():
+    """The default risk step draws a part from its importance-resampled Laplace approximation
+    where that is trusted (no sampler statistics, no diagnostics of independent draws; here
+    at least one part of a 1,500-record file), NUTS elsewhere; 'nuts' runs MCMC for every part
+    as the papers; the weighted fit is NUTS either way; the choice is recorded."""
+    rng = np.random.default_rng(5)
+    n = 1500
+    g = rng.choice(["a", "b", "c"], n)
+    frame = pd.DataFrame({"g": g, "k": rng.poisson(np.where(g == "a", 2.0, 4.0)),
+                          "s": rng.choice(["u", "v"], n)})  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fast = synthesize(frame, draws=60, tune=60, seed=8)
+        nuts = synthesize(frame, draws=60, tune=60, seed=8, risk_fit="nuts")
+    for out, fit in ((fast, "laplace"), (nuts, "nuts")):
+        tree = out.result.datatree
+        assert tree["privacy"].attrs["risk_fit"] == fit
+        steps = {str(v) for v in tree["sample_stats"].data_vars if str(v).endswith("::n_steps")}
+        assert steps  # the weighted fit: NUTS
+        risk = tree["risk_sample_stats"] if "risk_sample_stats" in tree.children else None
+        risk_steps = set() if risk is None else {
+            str(v) for v in risk.data_vars if str(v).endswith("::n_steps")}  # fmt: skip
+        assert (risk_steps == steps) if fit == "nuts" else (risk_steps < steps)
+        diagnosed = set(out.result.diagnostics["unweighted"].table.parameter.str.split("::").str[0])
+        assert diagnosed == {s.split("::")[0] for s in risk_steps}
+        assert np.isfinite(out.epsilon) and out.result.unweighted_epsilon > 0
+    with pytest.raises(ValueError, match="'risk_fit' must be one of"):
+        synthesize(frame, risk_fit="exact")
+
+
+def test_risk_fit_laplace_needs_a_whole_file_model():
+    import pymc as pm
+
+    from pseudopost import PseudoPosterior
+
+    with pm.Model() as m:
+        mu = pm.Normal("mu")
+        pm.Normal("y", mu, 1.0, observed=np.zeros(5))
+    with pytest.raises(ValueError, match=r"needs a\s+whole-file model"):
+        PseudoPosterior(m, risk_fit="laplace")
+
+
+def test_mcmc_draws_keeps_only_parts_with_sampler_statistics():
+    import xarray as xr
+
+    from pseudopost.mechanisms.pseudo_posterior.settings import mcmc_draws
+
+    z = np.zeros((2, 5))
+    post = xr.Dataset({"a::p": (("chain", "draw"), z), "b::q": (("chain", "draw"), z)})
+    stats = xr.Dataset({"a::n_steps": (("chain", "draw"), z), "diverging": (("chain", "draw"), z)})
+    kept = mcmc_draws(xr.DataTree.from_dict({"posterior": post, "sample_stats": stats}))
+    assert list(kept["posterior"].data_vars) == ["a::p"]
+    none = mcmc_draws(xr.DataTree.from_dict({"posterior": post}))
+    assert list(none["posterior"].data_vars) == []
+    plain = xr.DataTree.from_dict({"posterior": xr.Dataset({"mu": (("chain", "draw"), z)})})
+    assert mcmc_draws(plain) is plain

@@ -210,6 +210,7 @@ class ColumnSampler(Sampler):
         seed: int,
         progress: bool = False,
         start: Mapping[str, np.ndarray] | None = None,
+        laplace: bool = False,
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         """:meth:`sample`, and each preconditioned part's mode (packed parameters).
 
@@ -217,10 +218,15 @@ class ColumnSampler(Sampler):
         earlier fit of the same parts (the unweighted fit's, for a weighted refit), passed
         explicitly so that a fit's draws depend on its arguments only, on threads and on Dask
         alike. :attr:`timings` keeps the last fit's seconds per part, for inspection.
+
+        ``laplace``: each part's draws from its Laplace approximation where its mode is found
+        by Newton steps on its exact Hessian, NUTS elsewhere
+        (:meth:`PartSampler.sample_with_mode <pseudopost.fitting.parts.PartSampler.
+        sample_with_mode>`).
         """
         trace, modes = self._draw_parts(self._checked(data), draws=draws, tune=tune,
                                         chains=chains, seed=seed, progress=progress,
-                                        start=start)  # fmt: skip
+                                        start=start, laplace=laplace)  # fmt: skip
         return posterior_tree(trace, self._keep), modes
 
     def _draw(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
@@ -228,20 +234,21 @@ class ColumnSampler(Sampler):
                                 progress=progress, start=None)[0]  # fmt: skip
 
     def _draw_parts(
-        self, data, *, draws, tune, chains, seed, progress, start
+        self, data, *, draws, tune, chains, seed, progress, start, laplace=False
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``) and
         their modes, with BLAS on one thread throughout (:func:`_fit_one`; set here, in the
         calling thread, so that the limit holds in the pool's threads)."""
         with _one_blas_thread():
             return self._fit_parts(data, draws=draws, tune=tune, chains=chains, seed=seed,
-                                   progress=progress, start=start)  # fmt: skip
+                                   progress=progress, start=start, laplace=laplace)  # fmt: skip
 
     def _fit_parts(
-        self, data, *, draws, tune, chains, seed, progress, start
+        self, data, *, draws, tune, chains, seed, progress, start, laplace=False
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         stats = self._stats(data)
-        settings = {"draws": draws, "tune": tune, "chains": chains, "progress": progress}
+        settings = {"draws": draws, "tune": tune, "chains": chains, "progress": progress,
+                    "laplace": bool(laplace)}  # fmt: skip
         seeds = [part_seed(seed, j) for j in range(len(self.parts))]
         starts = [None if start is None else start.get(p.name) for p in self.parts]
         client = active_client() if self.backend in ("auto", "dask") else None

@@ -44,7 +44,7 @@ from threadpoolctl import threadpool_limits
 
 from pseudopost.models.parts import Part, Stats
 
-__all__ = ["MAX_DIM", "laplace_transform"]
+__all__ = ["MAX_DIM", "laplace_approximation", "laplace_transform"]
 
 #: parts above this many parameters get a diagonal preconditioner (the dense Hessian costs
 #: dim gradient evaluations and a dim^3 Cholesky)
@@ -217,6 +217,18 @@ def laplace_transform(
     cost more than the d differences of its diagonal: a (d, d) array updated per pattern).
     BLAS runs on one thread meanwhile (:func:`_one_blas_thread`).
     """
+    return laplace_approximation(part, stats, max_dim=max_dim, start=start)[:2]
+
+
+def laplace_approximation(
+    part: Part, stats: Stats, *, max_dim: int = MAX_DIM, start: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, bool]:
+    r"""``(x0, L, exact)``: :func:`laplace_transform`'s mode and factor, and whether they are
+    the Laplace approximation :math:`N(\hat x, H^{-1})` of the posterior on the unconstrained
+    scale: the mode reached by damped Newton steps on the exact Hessian (Newton decrement below
+    :data:`_DECREMENT`) and that Hessian positive definite there. False: a point near the mode
+    (Newton-CG on gradient differences, stopped early) or a fallback factor (the diagonal's),
+    good for preconditioning only."""
     with _one_blas_thread():
         return _transform(part, stats, max_dim, start)
 
@@ -234,13 +246,13 @@ def _start(part: Part, stats: Stats, max_dim: int) -> np.ndarray:
     if nested is None:
         return part.layout.pack({p.name: p.support_point for p in part.layout.params})
     inner, extend = nested
-    x, _ = _transform(inner, stats, max_dim)
+    x = _transform(inner, stats, max_dim)[0]
     return part.layout.pack(extend(inner.layout.unpack(x)))
 
 
 def _transform(
     part: Part, stats: Stats, max_dim: int, start: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, bool]:
     density = part.log_density(stats)
     d = part.layout.size
     f = _negative(density)
@@ -261,8 +273,8 @@ def _transform(
             x0, H = found
             L = _factor(0.5 * (H + H.T))
             if L is not None:
-                return x0, L
-            return x0, _diagonal(np.abs(np.diag(H)))
+                return x0, L, True
+            return x0, _diagonal(np.abs(np.diag(H))), False
     x0 = _near_mode(f, start, d)
     h = 1e-5 * np.maximum(1.0, np.abs(x0))
     g0 = f(x0)[1]
@@ -276,7 +288,7 @@ def _transform(
         if np.all(np.isfinite(H)):
             L = _factor(H)
             if L is not None:
-                return x0, L
+                return x0, L, False  # near the mode only (_near_mode)
         diag = np.abs(np.diag(H))
     else:
         diag = np.empty(d)
@@ -284,7 +296,7 @@ def _transform(
             e = np.zeros(d)
             e[j] = h[j]
             diag[j] = abs((f(x0 + e)[1][j] - g0[j]) / h[j])
-    return x0, _diagonal(diag)
+    return x0, _diagonal(diag), False
 
 
 def _diagonal(diag: np.ndarray) -> np.ndarray:

@@ -25,7 +25,15 @@ import xarray as xr
 from pseudopost.fitting.sampler import NUTPIE_MAXDEPTH, posterior_tree, run_nutpie
 from pseudopost.models.parts import Part, Stats
 
-__all__ = ["PartSampler", "nutpie_model", "preconditioned_model", "sample_part", "shared_data"]
+__all__ = [
+    "PartSampler",
+    "laplace_draws",
+    "laplace_khat_max",
+    "nutpie_model",
+    "preconditioned_model",
+    "sample_part",
+    "shared_data",
+]
 
 
 def shared_data(part: Part, stats: Stats) -> dict[str, np.ndarray]:
@@ -187,22 +195,34 @@ class PartSampler:
         seed: int,
         progress: bool = False,
         start: np.ndarray | None = None,
+        laplace: bool = False,
     ) -> tuple[xr.DataTree, np.ndarray | None]:
         """:meth:`sample`, and the preconditioner's mode (packed; None for a conjugate or an
-        unpreconditioned part), which a refit under other weights can ``start`` from."""
+        unpreconditioned part), which a refit under other weights can ``start`` from.
+
+        ``laplace``: draws from the Laplace approximation :math:`N(\\hat x, H^{-1})` on the
+        unconstrained scale, importance-resampled (:func:`laplace_draws`), instead of NUTS,
+        when the mode was reached by Newton steps on the exact Hessian and the importance
+        ratios' Pareto :math:`\\hat k` is small enough; otherwise (and for conjugate parts,
+        drawn exactly) as without it. ``tune`` is then unused."""
         _check_counts(draws, tune, chains)
         if self.part.conjugate:
             return _exact_tree(self.part, stats, draws, chains, seed), None
         data = shared_data(self.part, stats)
         depth = NUTPIE_MAXDEPTH
         mode = None
-        if self.precondition:
-            from pseudopost.fitting.laplace import laplace_transform
+        if self.precondition or laplace:
+            from pseudopost.fitting.laplace import laplace_approximation
 
-            data[_X0], data[_L] = laplace_transform(self.part, stats, start=start)
-            mode = data[_X0]
-            if _is_dense(data[_L]):
-                depth = WHITENED_MAXDEPTH
+            x0, L, exact = laplace_approximation(self.part, stats, start=start)
+            if laplace and exact:
+                tree = laplace_draws(self.part, stats, x0, L, draws, chains, seed)
+                if tree is not None:
+                    return tree, x0
+            if self.precondition:
+                data[_X0], data[_L], mode = x0, L, x0
+                if _is_dense(L):
+                    depth = WHITENED_MAXDEPTH
         compiled = self.compiled.with_data(**data)
         trace = run_nutpie(
             compiled, draws=draws, tune=tune, chains=chains, seed=seed, progress=progress,
@@ -211,9 +231,76 @@ class PartSampler:
         return posterior_tree(trace, self.part.layout.names), mode
 
 
+#: fewer draws than this are drawn by NUTS: the Pareto k-hat of so few ratios is unreliable
+LAPLACE_MIN_DRAWS = 100
+
+
+def laplace_khat_max(size: int) -> float:
+    r"""The largest Pareto :math:`\hat k` at which ``size`` importance draws are trusted:
+    :math:`\min(1 - 1/\log_{10} S, 0.7)` (Vehtari, Simpson, Gelman, Yao & Gabry 2024, *Pareto
+    smoothed importance sampling*, JMLR 25, section 3)."""
+    return float(min(1.0 - 1.0 / np.log10(max(size, 11)), 0.7))
+
+
+def laplace_draws(
+    part: Part, stats: Stats, x0: np.ndarray, L: np.ndarray, draws: int, chains: int, seed: int
+) -> xr.DataTree | None:
+    r"""``chains`` x ``draws`` draws of the part's posterior from its Laplace approximation
+    :math:`q = N(\hat x, H^{-1})` on the unconstrained scale (:math:`L L^\top = H^{-1}`),
+    corrected by Pareto-smoothed importance resampling, or None when the approximation is too
+    far from the posterior for that.
+
+    S independent draws :math:`x_s = \hat x + L z_s`, :math:`z_s \sim N(0, I)`, get the log
+    importance ratios :math:`\log p(x_s) - \log q(x_s) = \log p(x_s) + \tfrac12 \lVert z_s
+    \rVert^2 + c`; PSIS smooths them (ArviZ's ``psislw``) and S draws are taken by systematic
+    resampling with those weights, as Pathfinder does (Zhang, Carpenter, Gelman & Vehtari 2022,
+    JMLR 23, section 2.3). When the Pareto :math:`\hat k` exceeds :func:`laplace_khat_max`
+    (a rare level's logistic intercept, whose posterior is skewed far beyond a normal's tails)
+    the weights cannot be trusted and None is returned: the caller runs NUTS. A DataTree with the
+    group ``posterior`` only (no sampler statistics); its attribute ``laplace_khat`` is
+    :math:`\hat k`. Fewer than :data:`LAPLACE_MIN_DRAWS` draws: None. Used where draws only
+    need to show the posterior's spread, not to be an exact mechanism (the risk step's
+    unweighted posterior, :func:`pseudopost.synthesize`'s ``risk_fit``)."""
+    import arviz_stats  # noqa: F401  (the .azstats accessor)
+
+    size = chains * draws
+    if size < LAPLACE_MIN_DRAWS:
+        return None
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((size, x0.size))
+    x = x0[None, :] + z @ L.T
+    density = part.log_density(stats)
+    with np.errstate(all="ignore"):
+        lp = np.array([density.logp_grad(row)[0] for row in x])
+    log_ratio = lp + 0.5 * np.einsum("ij,ij->i", z, z)
+    if not np.all(np.isfinite(log_ratio)):
+        return None
+    da = xr.DataArray(log_ratio.reshape(1, size), dims=("chain", "draw"))
+    try:
+        lw, khat = (-da).azstats.psislw(dim=["chain", "draw"])  # psislw negates its input
+    except ValueError:  # a tail too short or constant to fit: no k-hat, no trust
+        return None
+    khat = float(khat)
+    if not khat <= laplace_khat_max(size):
+        return None
+    w = np.exp(lw.to_numpy().ravel() - lw.to_numpy().max())
+    cdf = np.cumsum(w / w.sum())
+    pick = np.minimum(np.searchsorted(cdf, (rng.uniform() + np.arange(size)) / size), size - 1)
+    x = x[rng.permutation(pick)]  # systematic resampling, in random order
+    layout = part.layout
+    values = [layout.unpack(row) for row in x]
+    tree = _tree(part, {k: np.stack([v[k] for v in values]) for k in layout.names}, draws, chains)
+    tree["posterior"].attrs["laplace_khat"] = khat
+    return tree
+
+
 def _exact_tree(part: Part, stats: Stats, draws: int, chains: int, seed: int) -> xr.DataTree:
     rng = np.random.default_rng(seed)
-    flat = part.exact_draws(stats, draws * chains, rng)
+    return _tree(part, part.exact_draws(stats, draws * chains, rng), draws, chains)
+
+
+def _tree(part: Part, flat: dict, draws: int, chains: int) -> xr.DataTree:
+    """A ``posterior``-only DataTree of flat draws (chain-major, first axis chains x draws)."""
     dims, coords = part.dims(), part.coords()
     data = {}
     for name, v in flat.items():

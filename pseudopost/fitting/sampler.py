@@ -103,6 +103,10 @@ class FitDiagnostics:
 
     @classmethod
     def from_fit(cls, fit: str, posterior: xr.Dataset, sample_stats: xr.Dataset | None):
+        n = int(posterior.sizes.get("chain", 0) * posterior.sizes.get("draw", 0))
+        if not posterior.data_vars:  # nothing drawn by MCMC (mcmc_draws): nothing to diagnose
+            empty = pd.DataFrame(columns=["parameter", "r_hat", "ess_bulk", "ess_tail"])
+            return cls(fit, empty, 0, n)
         rhat = azs.rhat(posterior)
         ess_bulk = azs.ess(posterior, method="bulk")
         ess_tail = azs.ess(posterior, method="tail")
@@ -118,7 +122,6 @@ class FitDiagnostics:
         div = 0
         if sample_stats is not None and "diverging" in sample_stats:
             div = int(sample_stats["diverging"].sum())
-        n = int(posterior.sizes["chain"] * posterior.sizes["draw"])
         return cls(fit, table, div, n)
 
     @classmethod

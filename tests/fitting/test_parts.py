@@ -187,7 +187,7 @@ def test_trees_are_capped_in_whitened_variables_only(monkeypatch):
     assert seen == [parts.WHITENED_MAXDEPTH] == [6]
     assert int(tree["sample_stats"]["n_steps"].max()) <= 63
     x0, L = laplace.laplace_transform(part, stats)
-    diagonal = lambda *a, **k: (x0, np.diag(np.sqrt(np.diag(L @ L.T))))  # noqa: E731
-    monkeypatch.setattr(laplace, "laplace_transform", diagonal)
+    diagonal = lambda *a, **k: (x0, np.diag(np.sqrt(np.diag(L @ L.T))), False)  # noqa: E731
+    monkeypatch.setattr(laplace, "laplace_approximation", diagonal)
     PartSampler(part, stats).sample(stats, draws=5, tune=5, chains=1, seed=1)
     assert seen[-1] == 10

@@ -101,6 +101,10 @@ from pseudopost.risk.weights import (
 __all__ = ["LIKELIHOODS", "PseudoPosterior", "PseudoPosteriorResult"]
 
 LIKELIHOODS = ("auto", "full", "sufficient", "parts")
+#: how the risk step's unweighted posterior is drawn (PseudoPosterior's ``risk_fit``)
+RISK_FITS = ("nuts", "laplace")
+#: the risk step of a whole-file release (pseudopost.synthesize and the whole_file spec)
+FILE_RISK_FIT = "laplace"
 _NO_CENSOR = 1e300  # censor bound of the unweighted (ordinary) posterior of a censored model
 
 
@@ -178,6 +182,17 @@ class PseudoPosterior:
     workers
         Threads that fit a whole-file model's parts in parallel (default: the machine's
         cores); a ``distributed`` client, when active, fits them as Dask tasks instead.
+    risk_fit
+        How the risk step's unweighted posterior is drawn: ``"nuts"`` (default: MCMC, as the
+        papers) or, for a whole-file model, ``"laplace"``: each part's independent draws from
+        its Laplace approximation :math:`N(\hat\theta, H^{-1})` on the unconstrained scale
+        (:func:`~pseudopost.fitting.parts.laplace_draws`; NUTS for a part whose mode Newton's
+        method on the exact Hessian did not reach). The risk step only sets the weights
+        :math:`\alpha`, which the accountant takes as given (eq. 7 is computed on the
+        weighted fit's NUTS draws either way), so the approximation changes which weights are
+        chosen, not what the stated epsilon means; it removes one of the two MCMC fits.
+        ``unweighted_epsilon`` and ``synthesize(weighted=False)`` then describe the
+        approximation, and the unweighted fit has no MCMC diagnostics.
     """
 
     def __init__(
@@ -202,6 +217,7 @@ class PseudoPosterior:
         weight_floor: float = 0.0,
         floor_cost: bool = False,
         workers: int | None = None,
+        risk_fit: Literal["nuts", "laplace"] = "nuts",
     ) -> None:
         if isinstance(model, pm.Model):
             model = PyMCModel(model)
@@ -273,6 +289,14 @@ class PseudoPosterior:
             check_positive_int(workers, "workers")
         self.workers = workers
         parts = isinstance(model, FileModel)
+        if risk_fit not in RISK_FITS:
+            raise ValueError(f"'risk_fit' must be one of {RISK_FITS}. Got {risk_fit!r}.")
+        if risk_fit == "laplace" and not parts:
+            raise ValueError(
+                "risk_fit='laplace' draws each column part's Laplace approximation: it needs a "
+                "whole-file model (FileModel); other models' risk step runs NUTS."
+            )
+        self.risk_fit = risk_fit
         if parts and likelihood not in ("auto", "parts"):
             raise ValueError(
                 f"A whole-file model is fitted part by part (likelihood='parts'); "
@@ -435,6 +459,7 @@ class PseudoPosterior:
                 path_note=note,
                 bound=None,
                 part_data=tuple(data),
+                risk_fit=self.risk_fit,
             )
         built = self.model.build(prepared)
         if isinstance(self.model, PyMCModel):  # the user's own model object: keep a copy of
@@ -554,6 +579,7 @@ class _Fitted:
     path_note: str
     bound: float | None
     part_data: tuple | None = None  # the "parts" path: each part's (grouped) data
+    risk_fit: str = "nuts"  # the "parts" path: how the unweighted fit is drawn
     # the "parts" path: the unweighted fit's mode of each part, where every weighted refit's
     # mode search starts (ColumnSampler.sample_with_modes)
     modes: dict = field(default_factory=dict)
@@ -583,7 +609,7 @@ class _Fitted:
         # not depend on which refits ran before it (floor cost, re-weighting, calibration)
         tree, modes = self.sampler.sample_with_modes(
             data, seed=seed, start=None if unweighted else self.modes,
-            **self.settings.sampling(),
+            laplace=unweighted and self.risk_fit == "laplace", **self.settings.sampling(),
         )  # fmt: skip
         if unweighted:
             self.modes.clear()

@@ -14,6 +14,7 @@ import xarray as xr
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive_int
 from pseudopost.fitting.sampler import FitDiagnostics, interactive
+from pseudopost.models.parts import SEP
 
 __all__ = ["FitSettings", "diagnose", "fit_seeds"]
 
@@ -55,12 +56,33 @@ def fit_seeds(seed: SeedLike, max_refits: int) -> list[int]:
     return [int(s) for s in rng.integers(0, 2**31 - 1, size=STEP_SEEDS + max_refits)]
 
 
+def mcmc_draws(tree: xr.DataTree) -> xr.DataTree:
+    """The tree without the column parts drawn independently (a conjugate part's exact draws,
+    a part's Laplace draws: :mod:`pseudopost.fitting.parts`), which have no chain to diagnose
+    (R-hat over hundreds of parameters of independent draws exceeds 1.01 somewhere by chance).
+    A part (variables ``"part::name"``) was drawn by MCMC when the sampler statistics hold its
+    ``"part::n_steps"``; a tree of other variables is returned as it is."""
+    post = tree["posterior"].to_dataset()
+    parted = [v for v in post.data_vars if SEP in str(v)]
+    if not parted:
+        return tree
+    stats = tree["sample_stats"].to_dataset() if "sample_stats" in tree.children else None
+    mcmc = set() if stats is None else {
+        str(v).split(SEP)[0] for v in stats.data_vars if str(v).endswith(f"{SEP}n_steps")
+    }  # fmt: skip
+    keep = [v for v in post.data_vars if SEP not in str(v) or str(v).split(SEP)[0] in mcmc]
+    groups = {"posterior": post[keep]}
+    if stats is not None:
+        groups["sample_stats"] = stats
+    return xr.DataTree.from_dict(groups)
+
+
 def diagnose(unweighted: xr.DataTree, weighted: xr.DataTree) -> dict[str, FitDiagnostics]:
-    """R-hat, ESS and divergences of both posteriors; a
+    """R-hat, ESS and divergences of both posteriors' MCMC draws (:func:`mcmc_draws`); a
     :class:`~pseudopost.fitting.sampler.SamplingWarning` for each poor one."""
     out = {
-        "unweighted": FitDiagnostics.from_tree("unweighted", unweighted),
-        "weighted": FitDiagnostics.from_tree("weighted", weighted),
+        "unweighted": FitDiagnostics.from_tree("unweighted", mcmc_draws(unweighted)),
+        "weighted": FitDiagnostics.from_tree("weighted", mcmc_draws(weighted)),
     }
     for d in out.values():
         d.warn(stacklevel=4)  # the caller of the fit

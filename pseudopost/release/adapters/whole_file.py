@@ -289,6 +289,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             "target_epsilon": (False, "posfloat"),
             "rtol": (False, "posfloat"),
             "max_refits": (False, "posint"),
+            "risk_fit": (False, "str"),
         },
         "file": {
             "order": (False, "list[str]"),
@@ -324,9 +325,16 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         options = {
             k: mech[k]
             for k in ("scale", "shift", "normalisation", "weight_floor", "floor_cost",
-                      "target_epsilon", "rtol", "max_refits")
+                      "target_epsilon", "rtol", "max_refits", "risk_fit")
             if k in mech
         }  # fmt: skip
+        from pseudopost.mechanisms.pseudo_posterior.core import FILE_RISK_FIT, RISK_FITS
+
+        # the risk step as pseudopost.synthesize draws it (its docstring: 'risk_fit')
+        options.setdefault("risk_fit", FILE_RISK_FIT)
+        if options["risk_fit"] not in RISK_FITS:
+            raise fail("mechanism.risk_fit", options["risk_fit"], f"one of {RISK_FITS}",
+                       "'laplace' (default) or 'nuts'.")  # fmt: skip
         if "weight_floor" in options and options["weight_floor"] > 1:
             raise fail("mechanism.weight_floor", options["weight_floor"], "a number in [0, 1]",
                        "e.g. 0.5.")  # fmt: skip
@@ -631,6 +639,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         record = super().privacy_record(spec, produced)
         attrs = produced.result.datatree["privacy"].attrs
         record["weight_floor"] = float(attrs.get("weight_floor", 0.0))
+        record["risk_fit"] = str(attrs.get("risk_fit", "nuts"))
         floor = attrs.get("epsilon_without_floor")
         record["epsilon_without_floor"] = None if floor is None else float(floor)
         record["weights_raised_by_floor"] = int(attrs.get("weights_raised_by_floor", 0))
@@ -688,6 +697,12 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         )
         facts["weight floor"] = f"{privacy['weight_floor']:g}"
         facts["weights raised by the floor"] = str(privacy["weights_raised_by_floor"])
+        facts["risk step's unweighted posterior"] = (
+            "Laplace approximation, importance-resampled, where its Pareto k-hat allows "
+            "(NUTS elsewhere); the weighted fit is NUTS"
+            if privacy.get("risk_fit") == "laplace"
+            else "NUTS"
+        )
         if privacy.get("epsilon_without_floor") is not None:
             facts["epsilon without the floor (its cost)"] = (
                 f"{privacy['epsilon_without_floor']:.4g}"
