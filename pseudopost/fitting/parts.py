@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from pseudopost.fitting.importance import psis_log_weights, systematic_resample
 from pseudopost.fitting.sampler import NUTPIE_MAXDEPTH, posterior_tree, run_nutpie
 from pseudopost.models.parts import Part, Stats
 
@@ -261,8 +262,6 @@ def laplace_draws(
     :math:`\hat k`. Fewer than :data:`LAPLACE_MIN_DRAWS` draws: None. Used where draws only
     need to show the posterior's spread, not to be an exact mechanism (the risk step's
     unweighted posterior, :func:`pseudopost.synthesize`'s ``risk_fit``)."""
-    import arviz_stats  # noqa: F401  (the .azstats accessor)
-
     size = chains * draws
     if size < LAPLACE_MIN_DRAWS:
         return None
@@ -275,18 +274,14 @@ def laplace_draws(
     log_ratio = lp + 0.5 * np.einsum("ij,ij->i", z, z)
     if not np.all(np.isfinite(log_ratio)):
         return None
-    da = xr.DataArray(log_ratio.reshape(1, size), dims=("chain", "draw"))
     try:
-        lw, khat = (-da).azstats.psislw(dim=["chain", "draw"])  # psislw negates its input
-    except ValueError:  # a tail too short or constant to fit: no k-hat, no trust
+        lw, khat = psis_log_weights(log_ratio, (1, size))
+    except ValueError:  # a tail too short to fit: no k-hat, no trust
         return None
-    khat = float(khat)
     if not khat <= laplace_khat_max(size):
         return None
-    w = np.exp(lw.to_numpy().ravel() - lw.to_numpy().max())
-    cdf = np.cumsum(w / w.sum())
-    pick = np.minimum(np.searchsorted(cdf, (rng.uniform() + np.arange(size)) / size), size - 1)
-    x = x[rng.permutation(pick)]  # systematic resampling, in random order
+    pick = systematic_resample(lw, rng.uniform())
+    x = x[rng.permutation(pick)]  # in random order
     layout = part.layout
     values = [layout.unpack(row) for row in x]
     tree = _tree(part, {k: np.stack([v[k] for v in values]) for k in layout.names}, draws, chains)

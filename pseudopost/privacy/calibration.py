@@ -24,7 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import xarray as xr
+
+from pseudopost.fitting.importance import psis_log_weights, systematic_resample
 
 __all__ = ["CalibrationReport", "psis_scale_search", "systematic_resample"]
 
@@ -55,22 +56,6 @@ class CalibrationReport:
         }
 
 
-def systematic_resample(log_weights: np.ndarray, u: float) -> np.ndarray:
-    """Indices of a systematic resample (size = number of draws) with offset ``u`` in [0, 1)."""
-    w = np.exp(log_weights - np.max(log_weights))
-    cdf = np.cumsum(w / w.sum())
-    m = w.size
-    return np.minimum(np.searchsorted(cdf, (u + np.arange(m)) / m), m - 1)
-
-
-def _psis(log_ratio: np.ndarray, shape: tuple[int, int]) -> tuple[np.ndarray, float]:
-    if np.ptp(log_ratio) < 1e-12:  # constant ratio: the target is the current posterior
-        return np.full(log_ratio.size, -np.log(log_ratio.size)), 0.0
-    da = xr.DataArray(np.asarray(log_ratio).reshape(shape), dims=("chain", "draw"))
-    lw, khat = (-da).azstats.psislw(dim=["chain", "draw"])  # psislw negates its input
-    return lw.to_numpy().ravel(), float(khat)
-
-
 def psis_scale_search(
     total: np.ndarray,
     per_draw: np.ndarray,
@@ -86,7 +71,7 @@ def psis_scale_search(
 
     def surrogate(s: float) -> tuple[float, float]:
         lw, k = (
-            _psis((s - s0) / s0 * total, shape)
+            psis_log_weights((s - s0) / s0 * total, shape)
             if s != s0
             else (np.full(total.size, -np.log(total.size)), 0.0)
         )

@@ -3,14 +3,15 @@
 import numpy as np
 import pytest
 
-from pseudopost.privacy.calibration import _psis, psis_scale_search, systematic_resample
+from pseudopost.fitting.importance import psis_log_weights, systematic_resample
+from pseudopost.privacy.calibration import psis_scale_search
 
 
 def test_psis_weights_are_proportional_to_exp_log_ratio():
     # draws from N(0, 1); log ratio to N(1, 1) is theta - 1/2: the reweighted mean is 1
     rng = np.random.default_rng(0)
     theta = rng.normal(size=4000)
-    lw, khat = _psis(theta - 0.5, (2, 2000))
+    lw, khat = psis_log_weights(theta - 0.5, (2, 2000))
     w = np.exp(lw)
     assert w.sum() == pytest.approx(1.0)
     assert np.sum(w * theta) == pytest.approx(1.0, abs=0.08)
