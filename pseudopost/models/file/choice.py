@@ -42,6 +42,13 @@ done: a declared public hierarchy, e.g. industry within 14 industry groups, woul
 column depend on earlier columns through its group and enter later columns' models as its
 group, at the group's few levels; it needs a ``hierarchy`` declaration in ``synthesize``.)
 
+**Many coefficients.** Below that, an unordered categorical column's multinomial logit has
+(K - 1)(p + 1) coefficients; beyond :data:`~pseudopost.models.file.plan.MAX_COEFFICIENTS` (400)
+its widest inputs are left out of its predictors, one at a time, until it fits
+(:func:`~pseudopost.models.file.plan.trimmed_inputs`; Adult's native-country, 42 levels after
+columns with 72 design columns, would otherwise have 2,960). The choices table names them; a
+declared ``predictor_matrix`` row overrides.
+
 The hurdle models are thus the special case "one spike at zero" of declared spikes (synthpop's
 ``semicont``). **Privacy note**: like synthpop and the papers, an automatic choice reads the
 confidential data outside the accountant; state the choices as public (they are listed in the

@@ -13,6 +13,7 @@ import pytest
 import pseudopost as pp
 from pseudopost.models.file import Declarations, make_plan
 from pseudopost.models.file.choice import MANY_LEVELS
+from pseudopost.models.file.plan import MAX_COEFFICIENTS, trimmed_inputs
 from pseudopost.models.file.screen import ID_MIN_DISTINCT, OUTER_BOUND, screen_frame
 
 
@@ -208,3 +209,38 @@ def test_many_level_column_synthesized_among_its_levels():
     assert isinstance(synth.dtype, pd.CategoricalDtype)
     assert set(synth.dropna()) <= set(f["code"])
     assert synth.notna().all() and len(synth) == len(f)
+
+
+def test_trimmed_inputs_leaves_out_the_widest_first():
+    widths = {"a": 2, "b": 11, "c": 3, "d": 11}
+    # 39 levels: (39 - 1)(1 + 27) = 1,064 coefficients; without b and d: 38 x 6 = 228
+    kept, left = trimmed_inputs(("a", "b", "c", "d"), widths, 39, cap=400)
+    assert kept == ("a", "c") and left == ("d", "b")  # equally wide: the later one first
+    # under the cap nothing is left out; a binary outcome keeps 399 design columns
+    assert trimmed_inputs(("a", "b"), widths, 3, cap=400) == (("a", "b"), ())
+    assert trimmed_inputs(("a",), {"a": 399}, 2, cap=400) == (("a",), ())
+    assert trimmed_inputs(("a",), {"a": 400}, 2, cap=400) == ((), ("a",))
+
+
+def test_many_coefficient_categorical_plan():
+    rng = np.random.default_rng(3)
+    n = 400
+    f = pd.DataFrame({
+        "region": pd.Categorical(rng.choice([f"r{k}" for k in range(12)], n)),
+        "kind": pd.Categorical(rng.choice(list("wxyz"), n)),
+        "x": rng.normal(size=n),
+        "code": pd.Categorical(rng.choice([f"c{k:02d}" for k in range(40)], n)),
+    })  # fmt: skip
+    assert f["code"].nunique() == 40 <= MANY_LEVELS
+    plan = make_plan(f, Declarations.from_arguments())
+    code = {p.name: p for p in plan.plans}["code"]
+    assert code.design.columns == ("kind", "x") and code.trimmed == ("region",)
+    part = code.parts[0].part
+    assert part.family == "categorical"
+    assert (part.n_levels - 1) * (1 + code.design.width) <= MAX_COEFFICIENTS
+    row = plan.choices().set_index("column").loc["code"]
+    assert "region left out of its predictors" in row.reason
+    # a declared predictor_matrix row is kept as declared
+    plan = make_plan(f, Declarations.from_arguments(predictor_matrix={"code": ["region", "x"]}))
+    code = {p.name: p for p in plan.plans}["code"]
+    assert code.design.columns == ("region", "x") and code.trimmed == ()
