@@ -61,7 +61,13 @@ from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_frame, check_positive_int
 from pseudopost.formats import Codebook
 from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPosteriorResult
-from pseudopost.mechanisms.pseudo_posterior.core import FILE_RISK_FIT
+from pseudopost.mechanisms.pseudo_posterior.core import (
+    FILE_CHAINS,
+    FILE_DRAWS,
+    FILE_RISK_FIT,
+    FILE_TUNE,
+    FILE_WEIGHT_FLOOR,
+)
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, Structure, estimate_structure
 from pseudopost.models.file import FileModel
 from pseudopost.models.file.screen import screen_frame
@@ -71,9 +77,9 @@ from pseudopost.models.rules import Rule, StructuralZero, named_levels
 __all__ = ["Choice", "SynthesisResult", "choose_model", "model_class", "synthesize"]
 
 #: default weight floor of :func:`synthesize` (see :func:`~pseudopost.risk.weights.level_floor`)
-WEIGHT_FLOOR = 0.5
+WEIGHT_FLOOR = FILE_WEIGHT_FLOOR
 #: default sampling of every part (see :func:`synthesize`'s ``draws``)
-DRAWS, TUNE, CHAINS = 250, 250, 2
+DRAWS, TUNE, CHAINS = FILE_DRAWS, FILE_TUNE, FILE_CHAINS
 
 
 def _forward(name: str) -> property:

@@ -209,3 +209,23 @@ def test_the_ledger_charges_each_statement(released, lighter_released):
             assert p["statement"] == e["statement"] and p["guarantee_kind"] == st.scope
             seen.add(e["mechanism"])
     assert seen == set(BUILT_IN)
+
+
+def test_whole_file_spec_defaults_are_synthesize_defaults(tmp_path, lighter_spec):
+    """A whole-file spec that leaves the mechanism's and sampling's keys out gets
+    pseudopost.synthesize's defaults: the same release from the command line and the API."""
+    import inspect
+
+    from pseudopost import synthesize
+
+    spec = load_spec(lighter_spec(tmp_path, "whole_file", drop=[
+        "mechanism.weight_floor", "mechanism.risk_fit", "sampling.draws", "sampling.tune",
+        "sampling.chains",
+    ]))  # fmt: skip
+    defaults = {k: p.default for k, p in inspect.signature(synthesize).parameters.items()}
+    st = spec.settings
+    assert st.options["weight_floor"] == defaults["weight_floor"] == 0.5
+    assert st.options["risk_fit"] == defaults["risk_fit"] == "laplace"
+    assert (st.draws, st.tune, st.chains) == (
+        defaults["draws"], defaults["tune"], defaults["chains"]
+    ) == (250, 250, 2)  # fmt: skip

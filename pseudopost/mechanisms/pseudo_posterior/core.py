@@ -105,6 +105,11 @@ LIKELIHOODS = ("auto", "full", "sufficient", "parts")
 RISK_FITS = ("nuts", "laplace")
 #: the risk step of a whole-file release (pseudopost.synthesize and the whole_file spec)
 FILE_RISK_FIT = "laplace"
+#: the weight floor of a whole-file release (see :func:`~pseudopost.risk.weights.level_floor`)
+FILE_WEIGHT_FLOOR = 0.5
+#: the sampling of every part of a whole-file release: draws, tuning steps, chains (sized for
+#: what the mechanism needs from the draws: pseudopost.synthesize's ``draws``)
+FILE_DRAWS, FILE_TUNE, FILE_CHAINS = 250, 250, 2
 _NO_CENSOR = 1e300  # censor bound of the unweighted (ordinary) posterior of a censored model
 
 

@@ -13,6 +13,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     scale = 1.0                       # c in alpha = clip(c (1 - r) + g, 0, 1)
     shift = 0.0                       # g
     weight_floor = 0.5                # every level keeps >= this share of its weighted share
+                                      # (default 0.5, as pseudopost.synthesize)
     floor_cost = true                 # also fit without the floor: its cost in epsilon
 
     [file]
@@ -43,7 +44,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     # bins = [0, 10, 100, 1000]       # public bin edges: a histogram density (binned)
     # shift_only = true               # grid/bins: predictors shift only (default: location-scale)
 
-    [sampling]
+    [sampling]                        # default: pseudopost.synthesize's (2 x 250 after 250)
     draws = 500
     tune = 500
     chains = 2
@@ -328,10 +329,18 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                       "target_epsilon", "rtol", "max_refits", "risk_fit")
             if k in mech
         }  # fmt: skip
-        from pseudopost.mechanisms.pseudo_posterior.core import FILE_RISK_FIT, RISK_FITS
+        from pseudopost.mechanisms.pseudo_posterior.core import (
+            FILE_CHAINS,
+            FILE_DRAWS,
+            FILE_RISK_FIT,
+            FILE_TUNE,
+            FILE_WEIGHT_FLOOR,
+            RISK_FITS,
+        )
 
-        # the risk step as pseudopost.synthesize draws it (its docstring: 'risk_fit')
+        # the risk step, weight floor and sampling as pseudopost.synthesize's defaults
         options.setdefault("risk_fit", FILE_RISK_FIT)
+        options.setdefault("weight_floor", FILE_WEIGHT_FLOOR)
         if options["risk_fit"] not in RISK_FITS:
             raise fail("mechanism.risk_fit", options["risk_fit"], f"one of {RISK_FITS}",
                        "'laplace' (default) or 'nuts'.")  # fmt: skip
@@ -373,7 +382,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 "give file.structure_epsilon a number (the default is 1) or remove the bounds.",
             )  # fmt: skip
         m = sections["release"].get("m", 1)
-        draws, chains = smp.get("draws", 1000), smp.get("chains", 2)
+        draws, chains = smp.get("draws", FILE_DRAWS), smp.get("chains", FILE_CHAINS)
         if m > draws * chains:
             raise fail("release.m", m, f"at most the {draws * chains} posterior draws",
                        "lower release.m or raise sampling.draws.")  # fmt: skip
@@ -394,7 +403,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             options=options,
             sample=fil.get("sample"),
             draws=draws,
-            tune=smp.get("tune", draws),
+            tune=smp.get("tune", FILE_TUNE),
             chains=chains,
             seed=smp["seed"],
             workers=smp.get("workers"),
