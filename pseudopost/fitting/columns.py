@@ -38,7 +38,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 
 import numpy as np
 import xarray as xr
@@ -48,7 +49,14 @@ from pseudopost.fitting.parts import PartSampler
 from pseudopost.fitting.sampler import Sampler, posterior_tree
 from pseudopost.models.parts import SEP, GroupedData, Part, PartData, Stats
 
-__all__ = ["ColumnSampler", "active_client", "file_part_data", "part_seed", "statistics_data"]
+__all__ = [
+    "ColumnSampler",
+    "active_client",
+    "file_part_data",
+    "part_seed",
+    "parts_progress",
+    "statistics_data",
+]
 
 
 def part_seed(seed: int, position: int) -> int:
@@ -247,40 +255,80 @@ class ColumnSampler(Sampler):
         self, data, *, draws, tune, chains, seed, progress, start, laplace=False
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         stats = self._stats(data)
-        settings = {"draws": draws, "tune": tune, "chains": chains, "progress": progress,
+        # one bar over the parts (below), none per part's sampler
+        settings = {"draws": draws, "tune": tune, "chains": chains, "progress": False,
                     "laplace": bool(laplace)}  # fmt: skip
         seeds = [part_seed(seed, j) for j in range(len(self.parts))]
         starts = [None if start is None else start.get(p.name) for p in self.parts]
         client = active_client() if self.backend in ("auto", "dask") else None
         if self.backend == "dask" and client is None:
             raise ValueError("backend='dask' needs an active distributed client.")
+        with parts_progress(len(self.parts), "Laplace or NUTS" if laplace else "NUTS", progress) as done:
+            results = self._run(client, stats, settings, seeds, starts, done)
+        self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
+        modes = {p.name: r[2] for p, r in zip(self.parts, results, strict=True)
+                 if r[2] is not None}  # fmt: skip
+        return _pair(self.parts, [r[0] for r in results], chains, draws), modes
+
+    def _run(self, client, stats, settings, seeds, starts, done) -> list:
+        """Every part's ``(tree, seconds, mode)`` in the parts' order, ``done(name)`` called
+        as each part ends."""
         if client is not None:
             futures = [
                 client.submit(_fit_one, part, st, settings, s, None, x, pure=False)
                 for part, st, s, x in zip(self.parts, stats, seeds, starts, strict=True)
             ]
             results = client.gather(futures)
-        else:
-            for part, st in zip(self.parts, stats, strict=True):
-                if part.name not in self._samplers:
-                    self._samplers[part.name] = PartSampler(part, st)
-            jobs = [
-                (part, st, settings, s, self._samplers[part.name], x)
-                for part, st, s, x in zip(self.parts, stats, seeds, starts, strict=True)
-            ]
-            workers = self.workers or os.cpu_count() or 1
-            if workers == 1:
-                results = [_fit_one(*job) for job in jobs]
-            else:
-                # largest parts first, so the pool's tail is short
-                order = sorted(range(len(jobs)), key=lambda j: -_cost(stats[j], self.parts[j]))
-                with ThreadPoolExecutor(max_workers=workers) as pool:
-                    futures = {j: pool.submit(_fit_one, *jobs[j]) for j in order}
-                    results = [futures[j].result() for j in range(len(jobs))]
-        self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
-        modes = {p.name: r[2] for p, r in zip(self.parts, results, strict=True)
-                 if r[2] is not None}  # fmt: skip
-        return _pair(self.parts, [r[0] for r in results], chains, draws), modes
+            for part in self.parts:
+                done(part.name)
+            return results
+        for part, st in zip(self.parts, stats, strict=True):
+            if part.name not in self._samplers:
+                self._samplers[part.name] = PartSampler(part, st)
+        jobs = [
+            (part, st, settings, s, self._samplers[part.name], x)
+            for part, st, s, x in zip(self.parts, stats, seeds, starts, strict=True)
+        ]
+        workers = self.workers or os.cpu_count() or 1
+        if workers == 1:
+            results = []
+            for job in jobs:
+                results.append(_fit_one(*job))
+                done(job[0].name)
+            return results
+        # largest parts first, so the pool's tail is short
+        order = sorted(range(len(jobs)), key=lambda j: -_cost(stats[j], self.parts[j]))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_fit_one, *jobs[j]): j for j in order}
+            for f in as_completed(futures):
+                f.result()  # an error stops the fit here
+                done(self.parts[futures[f]].name)
+            by = {j: f.result() for f, j in futures.items()}
+        return [by[j] for j in range(len(jobs))]
+
+
+@contextmanager
+def parts_progress(total: int, how: str, show: bool):
+    """One progress bar over a whole file's parts (rich, as PyMC's samplers show theirs), or
+    none when ``show`` is false (the default under pytest and CI:
+    :func:`~pseudopost.fitting.sampler.interactive`). Yields ``done(name)``, called as each
+    part's fit ends."""
+    if not show:
+        yield lambda name: None
+        return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn(), TextColumn("{task.fields[last]}"))  # fmt: skip
+    with Progress(*columns, transient=False) as bar:
+        task = bar.add_task(f"fitting {total} parts ({how})", total=total, last="")
+        yield lambda name: bar.update(task, advance=1, last=f"{name} done")
 
 
 def _cost(stats: Stats, part: Part) -> float:

@@ -207,3 +207,49 @@ def test_sampler_checks_its_data():
     assert sampler.model is None and sampler.compilations == 0
     with pytest.raises(ValueError, match="needs an active distributed client"):
         ColumnSampler(parts, backend="dask").sample(stats, draws=5, tune=5, chains=1, seed=1)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_one_progress_bar_over_the_parts(workers, monkeypatch):
+    """``progress=True``: one bar over the file's parts (each part's end advances it), and no
+    part's own sampler bar; the draws are those of a fit without the bar."""
+    import rich.progress
+
+    seen = []
+
+    class Recording(rich.progress.Progress):
+        def update(self, task, **kwargs):
+            seen.append((self.tasks[0].description, kwargs.get("advance"), kwargs.get("last")))
+            return super().update(task, **kwargs)
+
+    monkeypatch.setattr(rich.progress, "Progress", Recording)
+    bars = []
+    from pseudopost.fitting import parts as parts_module
+
+    real = parts_module.run_nutpie
+
+    def no_part_bar(*a, progress=False, **k):
+        bars.append(progress)
+        return real(*a, progress=progress, **k)
+
+    monkeypatch.setattr(parts_module, "run_nutpie", no_part_bar)
+    frame = _three_columns(n=120, seed=5)
+    model = FileModel(models={"b": "normal"})
+    prepared = model.prepare(frame)
+    parts = model.parts(prepared)
+    data = [GroupedData.of(p, d) for p, d in zip(parts, model.part_data(prepared), strict=True)]
+    stats = statistics_data(parts, data, np.ones(len(frame)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        shown = ColumnSampler(parts, workers=workers).sample(
+            stats, draws=30, tune=30, chains=1, seed=4, progress=True
+        )["posterior"]
+        quiet = ColumnSampler(parts, workers=workers).sample(
+            stats, draws=30, tune=30, chains=1, seed=4, progress=False
+        )["posterior"]
+    assert len(seen) == len(parts) >= 2
+    assert all(d == f"fitting {len(parts)} parts (NUTS)" and a == 1 for d, a, _ in seen)
+    assert sorted(last for *_, last in seen) == sorted(f"{p.name} done" for p in parts)
+    assert bars and not any(bars)  # no part shows its own bar
+    for v in shown.data_vars:
+        np.testing.assert_array_equal(shown[v].to_numpy(), quiet[v].to_numpy())
