@@ -18,7 +18,7 @@ loglik            the mechanism's per-record log-likelihood (fused kernel or com
                   SciPy's, when a ``reference`` is given)
 accountant        the fit's :math:`\Delta_i` equal :math:`\alpha_i \max_m |f_{\theta_m}(x_i)|` over
                   its kept draws, brute force on the (draws x records) matrix, and
-                  :func:`~pseudopost.privacy.accountant.account` equals brute force for every
+                  ``pseudopost.privacy.accountant.account`` equals brute force for every
                   decomposition (unrestricted, range-averaged, censored, range-truncated)
 ranges            :math:`\log P_\theta(a_i \le X_i \le b_i)` equals SciPy's (``reference``), is at
                   most 0, is the sum over the range's two halves, grows with the range, is 0 on
@@ -78,7 +78,7 @@ CHECKS = (
 )
 #: tolerance of "the same seed gives the same fit" (see :func:`_check_seed`)
 _REFIT_RTOL = 1e-6
-#: absolute precision of a probability PyMC computes as 1 - F (see :meth:`_Run.close_prob`)
+#: absolute precision of a probability PyMC computes as 1 - F (see ``_Run.close_prob``)
 PROB_ATOL = 1e-15
 #: the symptom of a log density derived on lifted copies of the model's variables (issue 17)
 _LIFTED = "were found in the derived graph"

@@ -224,7 +224,7 @@ def utility_tab(
     r"""Utility of the table of ``variables`` as synthpop's ``utility.tab``.
 
     **Table.** Numeric variables are grouped into ``ngroups`` groups (synthpop's default 5;
-    see :func:`~pseudopost.evaluate._synthpop_prep.group_numeric`: quantile breaks of the
+    see ``pseudopost.evaluate._synthpop_prep.group_numeric``: quantile breaks of the
     real and synthetic values together, equal-width breaks when quantiles give fewer than
     three levels), each code of a numeric column (``missing_codes``, synthpop's ``cont.na``)
     and the missing cells of any variable are levels of their own (``useNA = TRUE``). Cells

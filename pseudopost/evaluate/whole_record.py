@@ -111,7 +111,7 @@ def correlation_ratio(categories: pd.Series, values: pd.Series) -> float:
 
 
 def association_matrix(frame: pd.DataFrame, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """Pairwise associations in [0, 1]: |Pearson r|, Cramér's V or the correlation ratio."""
+    """Pairwise associations in [0, 1]: \\|Pearson r\\|, Cramér's V or the correlation ratio."""
     check_frame(frame, "frame", min_rows=2)
     cols = list(frame.columns) if columns is None else check_columns(frame, columns, "frame")
     numeric, _ = infer_feature_types(frame, cols)

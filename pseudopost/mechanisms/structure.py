@@ -5,7 +5,7 @@ about each numeric column: whether its values are integers, its support (bounds)
 is a point mass, and the bins of its histogram density. Each choice is either **declared**
 (a codebook: the dtype, a valid range such as "age 18-89, 89 means 89 or older", missing
 codes, spikes) and costs nothing, or **estimated by a differentially private mechanism**
-(:mod:`pseudopost.privacy.structure`) from the budget ``structure_epsilon``; nothing else is
+(``pseudopost.privacy.structure``) from the budget ``structure_epsilon``; nothing else is
 read from the confidential values. The result, :class:`Structure`, becomes public declarations
 of the file model (a bounded integer grid, bins, a spike) and records for every choice where it
 came from.
@@ -24,12 +24,12 @@ For each synthesized numeric column with no declared model, grid or bins:
    small; each integer its own cell below 10 for an integer column): the cells whose noisy
    count reaches :math:`\tau = (\ln K + 5)/\varepsilon` (K cells), from the lowest to the
    highest, each end then growing into its tail while the next cell reaches
-   :math:`(\ln 2 + 4)/\varepsilon` (:func:`~pseudopost.privacy.structure.dp_support`), then
+   :math:`(\ln 2 + 4)/\varepsilon` (``dp_support``), then
    the recording grid's points inside it. With a budget of a fraction of 1 per column a tail thinner than some :math:`\tau`
    records per cell cannot be seen; its values are coded to the support's edge (a DP top- and
    bottom-code, as agencies topcode ages and incomes), and where the widening overshoots, the
    support has an empty margin whose points the model gives little mass. The exponential
-   mechanism's extreme quantiles (:func:`~pseudopost.privacy.structure.dp_extreme`), which
+   mechanism's extreme quantiles (``dp_extreme``), which
    this replaced, fail less gracefully at such budgets: a bound lands anywhere among its
    candidates, inside the data (a 0/1 column coded to one value) as readily as far beyond it.
    Declare the codebook's range where one exists (``bounds``): it costs nothing and binds
@@ -49,8 +49,8 @@ For each synthesized numeric column with no declared model, grid or bins:
    :data:`SPIKE_SHARE` of the noisy count of observed values.
 5. **Heaps** (binned columns on a recording grid): the multiples of the grid step where the
    values pile up (whole dollars on a cent grid, thousands in incomes), from one Laplace
-   histogram of the values' heap labels (:func:`_heaps`); the file model then has a heap part
-   and snaps each draw to a grid point of its drawn label (:mod:`pseudopost.models.file.heaps`).
+   histogram of the values' heap labels (``_heaps``); the file model then has a heap part
+   and snaps each draw to a grid point of its drawn label (``pseudopost.models.file.heaps``).
 
 **Privacy.** Every step is a pure :math:`\varepsilon`-DP release for add/remove neighbours
 (Laplace counts and histograms: Dwork et al. 2006), so the
@@ -660,7 +660,7 @@ def _column(
 
 def _heaps(x, lo, hi, step, noisy_n, epsilon, rng) -> tuple[int, ...]:
     r"""The heaps (digit preference) of a binned column on a recording grid of ``step``
-    (:mod:`pseudopost.models.file.heaps`): one Laplace histogram of the observed values'
+    (``pseudopost.models.file.heaps``): one Laplace histogram of the observed values'
     labels over the candidate multiples :data:`HEAP_MULTIPLES` that fit four times in the
     support (each value's label is its grid index's coarsest candidate multiple, or "off the
     heaps": one count per record, L1 sensitivity 1 under add/remove, pure epsilon-DP), then,
@@ -753,7 +753,7 @@ def estimate_structure(
         The randomness of every DP release.
     declared_knots
         Columns whose spline knots are declared: no knots are estimated for them. Knots are
-        estimated for the first :data:`KNOT_MAX_COLUMNS` numeric columns only.
+        estimated for the first ``KNOT_MAX_COLUMNS`` numeric columns only.
     """
     if isinstance(structure_epsilon, bool) or not isinstance(structure_epsilon, (int, float)):
         raise TypeError(f"'structure_epsilon' must be a number. Got {structure_epsilon!r}.")

@@ -15,7 +15,7 @@ hold one record per row. Everything pseudopost does with a model goes through fo
 
 A model that can invert its conditional CDF also defines
 :meth:`~SynthModel.sample_outcome`, :math:`x^*_i = F^{-1}_\theta(u_i \mid z_i)`, from
-record-indexed uniforms (:func:`pseudopost._streams.record_uniforms`); :meth:`SynthModel.simulate`
+record-indexed uniforms (``pseudopost._streams.record_uniforms``); :meth:`SynthModel.simulate`
 then synthesizes dataset j from the uniforms of stream :func:`synthesis_stream` (j, column), so
 synthesis is identical however the records are chunked. A composite (sequential) model declares
 each column model inside one ``pm.Model`` with :meth:`declare` and a name ``prefix``.
@@ -51,7 +51,7 @@ def log_diff(a: pt.TensorVariable, b: pt.TensorVariable) -> pt.TensorVariable:
 
 
 def synthesis_stream(dataset: int, column: int) -> int:
-    """The :func:`~pseudopost._streams.record_uniforms` stream of ``column`` in synthetic
+    """The ``record_uniforms`` stream of ``column`` in synthetic
     ``dataset``: ``dataset * 2**16 + column`` (distinct for every pair with column < 2**16)."""
     for name, v in (("dataset", dataset), ("column", column)):
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:

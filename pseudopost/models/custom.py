@@ -3,7 +3,7 @@ r"""Wrap any user-written PyMC model as a pseudopost synthesizer (:class:`PyMCMo
 Everything the mechanism does with the model (weighting, risk, the accountant, synthesis) is
 generic over PyMC's distributions, symbolic ones included (``pm.Censored``, ``pm.Truncated``,
 ``pm.Mixture``, ``pm.CustomDist`` with ``dist=``): the per-record log density is derived on the
-model's own variables (:func:`~pseudopost.models.weighting.rv_logprob`).
+model's own variables (``rv_logprob``).
 
 Masked (imputed) outcomes
 -------------------------

@@ -133,7 +133,7 @@ class RecordFunction:
         coefficient: np.ndarray,
         **extras: np.ndarray,
     ) -> list[np.ndarray]:
-        """The ``kind`` reductions (see :meth:`_reducer`) of one block of draws and records;
+        """The ``kind`` reductions (see ``_reducer``) of one block of draws and records;
         ``coefficient`` holds the block's records' values."""
         theta = self._theta(draws)
         full = records.indices(self.n)[:2] == (0, self.n)

@@ -107,7 +107,7 @@ def rv_logprob(
 
 def record_logp(model: pm.Model, observed: Sequence[str]) -> pt.TensorVariable:
     """Per-record log-likelihood graph: the sum over ``observed`` of each variable's
-    elementwise log density (:func:`rv_logprob`, so symbolic distributions such as
+    elementwise log density (``rv_logprob``, so symbolic distributions such as
     ``pm.Censored`` work too), trailing (non-record) axes summed. Shape ``(n,)``, in terms of
     the model's random variables."""
     terms = []

@@ -153,7 +153,7 @@ class Censored(Decomposition):
     (ii) the weights of the other records do not change with the neighbour.
 
     So the scope of the guarantee depends on where the weights come from
-    (:func:`~pseudopost.mechanisms.pseudo_posterior.result.pseudo_posterior_statement`):
+    (``pseudo_posterior_statement``):
 
     * ``"global"`` when the weights were fixed before the data were seen: every
       :math:`\\alpha_i = 1` (the censored ordinary posterior: risk weights with a shift

@@ -67,8 +67,9 @@ def reduce_abs(
 ) -> AbsReduction:
     """Max of ``|g|`` over draws per record, and of ``|c g|`` over records per draw.
 
-    Works block by block (:meth:`RecordFunction.blocks`): at most ``max_bytes`` of float64 values
-    are alive at once, whatever n and M are.
+    Works block by block (:meth:`RecordFunction.blocks
+    <pseudopost.models.RecordFunction.blocks>`): at most ``max_bytes`` of float64 values are
+    alive at once, whatever n and M are.
     """
     n_draws = len(next(iter(draws.values())))
     c = np.ones(fn.n) if coefficient is None else np.asarray(coefficient, dtype=float)

@@ -66,7 +66,12 @@ EXPECTED = {
 
 
 def fail(key: str, value: Any, expected: str, fix: str = "") -> SpecError:
-    """The one-line error: ``spec key 'KEY': expected EXPECTED, got VALUE. Fix: FIX``."""
+    """The one-line error.
+
+    ::
+
+        spec key 'KEY': expected EXPECTED, got VALUE. Fix: FIX
+    """
     tail = f" Fix: {fix}" if fix else ""
     return SpecError(f"spec key '{key}': expected {expected}, got {value!r}.{tail}")
 

@@ -73,7 +73,7 @@ def correlation_ranking(frame: pd.DataFrame, target: str) -> list[str]:
 
 
 class CorrelationTopK(PRISM):
-    """Non-private oracle: top-k |correlation| features, then PRISM measurement (not DP).
+    """Non-private oracle: top-k \\|correlation\\| features, then PRISM measurement (not DP).
 
     Its :attr:`privacy_statement` raises: the selection reads the data without noise, so the
     release carries no guarantee (its privacy report keeps the measurement ledger, with a note).

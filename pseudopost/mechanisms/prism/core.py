@@ -133,7 +133,7 @@ class PRISM:
     joint_cells
         Measure the full joint :math:`(X_S, Y)` when it has at most this many cells (PGM).
     bins, bounds, domain, bins_fraction
-        Column coding (:func:`.discretize.fit_encoding`); ``bins_fraction`` of the budget pays
+        Column coding (``discretize.fit_encoding``); ``bins_fraction`` of the budget pays
         for DP bins when any are requested.
     gaussian_method
         ``"analytic"`` (exact for every epsilon, default) or ``"classic"`` (the paper's formula,

@@ -124,7 +124,7 @@ class RepsRelease:
     threshold
         Hinge/targeting threshold :math:`t` on the rarity score (``nan`` if unused).
     threshold_epsilon
-        Part of :math:`\varepsilon_s` spent on a DP threshold (0 if none).
+        Part of :math:`\\varepsilon_s` spent on a DP threshold (0 if none).
     weight_map, gamma, tau
         The weight map and its parameters.
     clip, n, sigma

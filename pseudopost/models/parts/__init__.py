@@ -1,24 +1,24 @@
 """Column parts: one column's conditional model, fitted alone from grouped statistics.
 
-See :mod:`pseudopost.models.parts.base` for the factorisation and the API. Families (one module
+See ``pseudopost.models.parts.base`` for the factorisation and the API. Families (one module
 each), with the priors of the ready model they stand for:
 
-==================================  ===================================  ==========================
-family                              class                                ready model
-==================================  ===================================  ==========================
-``bernoulli``                       :class:`BernoulliPart`               LogisticRegression
-``categorical`` (status parts too)  :class:`CategoricalPart`             CategoricalRegression
-``ordinal``                         :class:`OrdinalPart`                 OrdinalRegression
-``cumulative`` (bounded grids)      :class:`CumulativePart`              (ordinal likelihood; CPM prior)
-``binned`` (declared bins)          :class:`BinnedPart`                  (cumulative over bins, uniform inside)
-``normal``                          :class:`NormalPart`                  NormalRegression
-``lognormal``                       :class:`LogNormalPart`               LogNormalRegression
-``poisson``                         :class:`PoissonPart`                 PoissonRegression
-``negative_binomial``               :class:`NegativeBinomialPart`        NegativeBinomialRegression
-``zero_truncated_negative_binomial``:class:`ZeroTruncatedNegativeBinomialPart`  HurdleNegativeBinomial's count part
-``dirichlet_categorical``           :class:`DirichletCategoricalPart`    DirichletCategorical (conjugate)
-``masked_categorical``              :class:`MaskedCategoricalPart`       (structural zeros: a categorical over allowed levels)
-==================================  ===================================  ==========================
+======================================  ==========================================  ==========================
+family                                  class                                       ready model
+======================================  ==========================================  ==========================
+``bernoulli``                           :class:`BernoulliPart`                      LogisticRegression
+``categorical`` (status parts too)      :class:`CategoricalPart`                    CategoricalRegression
+``ordinal``                             :class:`OrdinalPart`                        OrdinalRegression
+``cumulative`` (bounded grids)          :class:`CumulativePart`                     (ordinal likelihood; CPM prior)
+``binned`` (declared bins)              :class:`BinnedPart`                         (cumulative over bins, uniform inside)
+``normal``                              :class:`NormalPart`                         NormalRegression
+``lognormal``                           :class:`LogNormalPart`                      LogNormalRegression
+``poisson``                             :class:`PoissonPart`                        PoissonRegression
+``negative_binomial``                   :class:`NegativeBinomialPart`               NegativeBinomialRegression
+``zero_truncated_negative_binomial``    :class:`ZeroTruncatedNegativeBinomialPart`  HurdleNegativeBinomial's count part
+``dirichlet_categorical``               :class:`DirichletCategoricalPart`           DirichletCategorical (conjugate)
+``masked_categorical``                  :class:`MaskedCategoricalPart`              (structural zeros: a categorical over allowed levels)
+======================================  ==========================================  ==========================
 """
 
 from __future__ import annotations

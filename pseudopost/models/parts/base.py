@@ -613,7 +613,7 @@ class Stats:
     poisson                   ``rows``, ``w``, ``wy``, ``const`` :math:`-\\sum w_i \\log y_i!`
     (zero-truncated) neg.bin  ``rows``, ``w``, ``wy``, ``values`` (V), ``vweights`` (V), ``const``
     normal, lognormal         ``sw, swy, swyy, ztwz, ztwy, const``
-                              (:func:`pseudopost.fitting.sufficient.block_statistics`' keys)
+                              (``pseudopost.fitting.sufficient.block_statistics``' keys)
     dirichlet_categorical     ``counts`` (K)
     ========================  ====================================================================
 
@@ -842,7 +842,7 @@ class Part(ABC):
     def derived(self, arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Arrays computed once from the statistics' ``arrays`` that make :meth:`logp_grad`
         faster when passed beside them (the large multinomial and logistic parts: the design
-        rows' non-zeros, :func:`~pseudopost.models.parts._fused.sparse_rows`); none by
+        rows' non-zeros, ``sparse_rows``); none by
         default. The density is the same with or without them."""
         return {}
 

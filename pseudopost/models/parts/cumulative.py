@@ -179,7 +179,7 @@ class CumulativePart(OrdinalPart):
         return self.fused if self.fused is not None else arrays["w"].size >= FUSED_KEYS
 
     def derived(self, arrays):
-        """The design's non-zeros (:func:`~pseudopost.models.parts._fused.sparse_rows`) when
+        """The design's non-zeros (``sparse_rows``) when
         the Numba kernel runs."""
         return sparse_rows(arrays["rows"][:, : self.p]) if self._use_fused(arrays) else {}
 
@@ -300,7 +300,7 @@ class BinnedPart(CumulativePart):
     For near-continuous columns whose shape no parametric family follows (a survey's sampling
     weight, amounts that take a few hundred values): the bins' probabilities are free, the
     predictors shift them. Outcome: the bin's index; synthesis draws the bin, then a uniform
-    position in it (:mod:`pseudopost.models.file.plan`). ``log_widths``: :math:`\log w_j`.
+    position in it (``pseudopost.models.file.plan``). ``log_widths``: :math:`\log w_j`.
     """
 
     log_widths: tuple = field(default=(), kw_only=True)

@@ -3,7 +3,7 @@ r"""Normal part: the normal linear regression (:class:`NormalRegression`).
 :math:`y_i \sim N(\eta_i, \sigma^2)`, :math:`\eta_i = \beta_0 + z_i^\top\beta = d_i^\top b`
 with :math:`d_i = (1, z_i)`; priors :math:`\beta_0, \beta_j \sim N(0, s^2)`,
 :math:`\sigma \sim N^+(0, s^2)` (log transform), s = 10 by default. The statistics are the
-exact :math:`Z^\top W Z` ones of :func:`pseudopost.fitting.sufficient.block_statistics`
+exact :math:`Z^\top W Z` ones of ``pseudopost.fitting.sufficient.block_statistics``
 (:math:`S_w = \sum w_i`, :math:`S_{wyy} = \sum w_i y_i^2`, :math:`D^\top W D`,
 :math:`D^\top W y`, the constant J):
 

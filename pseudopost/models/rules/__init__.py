@@ -35,14 +35,14 @@ Anything else (function calls, attributes, arithmetic, ``=``, chained comparison
 words) is a :class:`RuleSyntaxError` naming the text and the position of the offending token.
 
 Evaluation is vectorised and two-valued: a comparison or membership test with a missing cell
-(:func:`pseudopost.models.status.is_missing`: NaN, None, ``pd.NA``, ``""``) is False,
+(``pseudopost.models.status.is_missing``: NaN, None, ``pd.NA``, ``""``) is False,
 ``is missing`` is True, and ``not`` negates what its operand gave, so
 ``not (age < 18)`` holds for a record whose age is missing while ``age >= 18`` does not.
 
-Modules, one idea each: :mod:`~.nodes` (the AST and :data:`MISSING`), :mod:`~.parser` (the
-tokenizer and parser, :class:`RuleSyntaxError`), :mod:`~.schema` (columns, types and levels
-checked against a frame or a schema), :mod:`~.evaluation` (vectorised masks), :mod:`~.rule`
-(:class:`Rule` and :func:`impose`) and :mod:`~.zeros` (:class:`StructuralZero` and
+Modules, one idea each: ``nodes`` (the AST and :data:`MISSING`), ``parser`` (the
+tokenizer and parser, :class:`RuleSyntaxError`), ``schema`` (columns, types and levels
+checked against a frame or a schema), ``evaluation`` (vectorised masks), ``rule``
+(:class:`Rule` and :func:`impose`) and ``zeros`` (:class:`StructuralZero` and
 :func:`allowed_levels`).
 """
 
