@@ -440,3 +440,31 @@ def test_mcmc_draws_keeps_only_parts_with_sampler_statistics():
     assert list(none["posterior"].data_vars) == []
     plain = xr.DataTree.from_dict({"posterior": xr.Dataset({"mu": (("chain", "draw"), z)})})
     assert mcmc_draws(plain) is plain
+
+
+def test_posterior_coordinates_and_diagnostics_name_levels():
+    """The DataTree's level and cutpoint coordinates carry the column's labels (a level, a
+    status, a grid point), and the diagnostics name each element by them."""
+    rng = np.random.default_rng(4)
+    n = 300
+    frame = pd.DataFrame({
+        "region": pd.Categorical(rng.choice(["north", "south", "east"], n)),
+        "age": rng.integers(20, 26, n).astype(float),
+        "job": rng.choice(["clerk", "nurse", None], n),
+    })  # fmt: skip
+    from pseudopost.models.file import FileModel
+
+    model = FileModel(grid={"age": {"step": 1, "bounds": [20, 25]}})
+    labels = model.coordinate_labels(model.prepare(frame))
+    assert labels["region::level"] == ["east", "north", "south"]
+    assert labels["age.value::cutpoint"] == ["20|21", "21|22", "22|23", "23|24", "24|25"]
+    assert labels["job::level"] == ["nurse", "missing"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = synthesize(frame, grid={"age": {"step": 1, "bounds": [20, 25]}}, draws=30,
+                         tune=30, chains=2, seed=3, structure_epsilon=None)  # fmt: skip
+    post = out.fit.datatree["posterior"]
+    assert list(post["job::level"].values) == ["nurse", "missing"]
+    assert list(post["age.value::cutpoint"].values) == labels["age.value::cutpoint"]
+    names = set(out.fit.diagnostics["weighted"].table["parameter"])
+    assert "job::beta[age, missing]" in names or "job::intercept[missing]" in names

@@ -92,6 +92,18 @@ def interactive() -> bool:
     return sys.stderr.isatty()
 
 
+def _element_labels(da: xr.DataArray) -> list[str]:
+    """``name[coord, coord]`` for every element of a variable, in C order: its coordinates'
+    labels (a predictor's name, a level's label), positions where a dimension has none."""
+    import itertools
+
+    axes = [
+        [str(v) for v in da[d].to_numpy()] if d in da.coords else [str(j) for j in range(n)]
+        for d, n in zip(da.dims, da.shape, strict=True)
+    ]
+    return [f"{da.name}[{', '.join(ix)}]" for ix in itertools.product(*axes)]
+
+
 @dataclass(frozen=True)
 class FitDiagnostics:
     """R-hat and ESS by parameter (a tidy table) and the number of divergent transitions."""
@@ -115,9 +127,9 @@ class FitDiagnostics:
             r, b, t = (
                 np.atleast_1d(d[name].to_numpy()).ravel() for d in (rhat, ess_bulk, ess_tail)
             )
+            labels = _element_labels(rhat[name]) if r.size > 1 else [name]
             for j in range(r.size):
-                label = name if r.size == 1 else f"{name}[{j}]"
-                rows.append((label, float(r[j]), float(b[j]), float(t[j])))
+                rows.append((labels[j], float(r[j]), float(b[j]), float(t[j])))
         table = pd.DataFrame(rows, columns=["parameter", "r_hat", "ess_bulk", "ess_tail"])
         div = 0
         if sample_stats is not None and "diverging" in sample_stats:

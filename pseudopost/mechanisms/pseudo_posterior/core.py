@@ -433,6 +433,10 @@ class PseudoPosterior:
                 fit, calibration = self._calibrate(fitted, decomp, sens, alpha, fit, seeds[4:])
         kept, lip = _exclude_draws(fitted, fit, decomp, sens, self.exclude_quantile)
 
+        labels = getattr(self.model, "coordinate_labels", None)
+        if labels is not None:  # levels by their labels ('Male'), not positions ('1')
+            names = labels(prepared)
+            unweighted, fit.tree = _labelled(unweighted, names), _labelled(fit.tree, names)
         diagnostics = diagnose(unweighted, fit.tree)
         tree = _assemble(
             self, fitted, unweighted, fit, risk, decomp, lip, kept, bounds, calibration, origin
@@ -698,6 +702,19 @@ def _exclude_draws(fitted: _Fitted, fit: _Fit, decomp, sens, q):
     draws = {k: v[kept] for k, v in fitted.draws(fit.tree).items()}
     again = account(sens, draws, fit.alpha, decomp, max_bytes=fitted.max_bytes)
     return kept, again.lipschitz
+
+
+def _labelled(tree: xr.DataTree, names: dict[str, list[str]]) -> xr.DataTree:
+    """``tree`` with the coordinates of the dimensions in ``names`` relabelled (a model's
+    ``coordinate_labels``); positions, values and every other coordinate unchanged."""
+    groups = {}
+    for key, node in tree.children.items():
+        ds = node.to_dataset()
+        own = {d: v for d, v in names.items() if d in ds.dims and ds.sizes[d] == len(v)}
+        groups[key] = ds.assign_coords(own) if own else ds
+    out = xr.DataTree.from_dict(groups)
+    out.attrs.update(tree.attrs)
+    return out
 
 
 def _assemble(

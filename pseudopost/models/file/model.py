@@ -199,6 +199,29 @@ class FileModel(SynthModel):
     def choices(self, prepared: Prepared) -> pd.DataFrame:
         return self._plan(prepared).choices()
 
+    def coordinate_labels(self, prepared: Prepared) -> dict[str, list[str]]:
+        """Per part dimension of levels or cutpoints (``"sex::level"``,
+        ``"age.value::cutpoint"``), its coordinates' labels in place of the levels' positions
+        (``'0'``, ``'1|2'``): the column's level labels (``'Male'``), status labels
+        (``'observed'``, ``'missing'``, a code), an ordinal's levels, a cumulative part's grid
+        points (``'16|17'``), so that ``az.summary`` and plots name what a parameter is about.
+        Parts whose levels have no labels (heaps, bins) keep their positions."""
+        out = {}
+        for p in self._plan(prepared).plans:
+            for pp in p.parts:
+                labels = _level_labels(p, pp)
+                if labels is None or len(set(labels)) != len(labels):
+                    continue
+                for dim, values in pp.part.coords().items():
+                    if dim == "level":
+                        new = [labels[int(v)] for v in values]
+                    elif dim == "cutpoint":
+                        new = ["|".join(labels[int(j)] for j in v.split("|")) for v in values]
+                    else:
+                        continue
+                    out[f"{pp.part.name}{SEP}{dim}"] = new
+        return out
+
     # ------------------------------------------------------------------ synthesis
     def to_frame(self, prepared: Prepared, predictive: Mapping[str, pd.Series]) -> pd.DataFrame:
         """The synthetic frame: the input's columns (dropped ones left out) in its order, kept
@@ -234,6 +257,20 @@ class FileModel(SynthModel):
 
 
 # ---------------------------------------------------------------------- helpers (no state)
+def _level_labels(p: ColumnPlan, pp: PartPlan) -> list[str] | None:
+    """The labels of a part's levels, in the part's order, or None (no labels)."""
+    col, part = p.column, pp.part
+    if pp.role == "levels" or (pp.role == "value" and part.family == "ordinal"):
+        labels = [col.levels[int(k)].label for k in pp.codes]
+    elif pp.role == "status":
+        labels = [col.status_label(int(k)) for k in pp.codes]
+    elif pp.role == "value" and part.family == "cumulative" and p.points is not None:
+        labels = [f"{float(x):g}" for x in p.points]
+    else:
+        return None
+    return labels if len(labels) == getattr(part, "n_levels", len(labels)) else None
+
+
 def real_states(plan: FilePlan) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every encoded column's (status, values) on the real records."""
     out = {c: (e.status, e.values) for c, e in plan.kept.items()}
