@@ -212,7 +212,14 @@ FILES = {
         "codebook": {
             # hrwage = earns / hours and lwage = log(hrwage) (the codebook's definitions):
             # undefined for women with no hours
-            "rules": ["hrwage is missing when hours == 0", "lwage is missing when hours == 0"],
+            "rules": ["hrwage is missing when hours == 0"],
+            # the codebook's definitions that the file holds exactly (exper is not
+            # age - educ - 6 on 9 records: modelled)
+            "derived": {
+                "expersq": "exper ** 2",
+                "husexp": "husage - huseduc - 6",
+                "lwage": "log(hrwage)",
+            },
             "bounds": {
                 # the CPS's weekly earnings topcode of 1989-97, $1,923; highest grade
                 # completed 0-18 (the CPS's scale before 1992)
@@ -223,10 +230,11 @@ FILES = {
         },
         "integers": ["husunion", "union"],
         "facts": "husunion and union 0/1 answers; "
-        "empty cells missing; hrwage and lwage missing when hours == 0 (hrwage = "
-        "earns/hours, lwage = log(hrwage)); husearns 0-1,923 (the CPS weekly earnings topcode); "
-        "educ and huseduc 0-18 (highest grade completed); the codebook's derived columns "
-        "(husexp, exper, expersq, lwage) kept as the file has them",
+        "empty cells missing; hrwage missing when hours == 0 (hrwage = earns/hours); "
+        "husearns 0-1,923 (the CPS weekly earnings topcode); educ and huseduc 0-18 (highest "
+        "grade completed); the codebook's derived columns expersq = exper ** 2, husexp = "
+        "husage - huseduc - 6 and lwage = log(hrwage) declared derived (exper, defined as "
+        "age - educ - 6, differs on 9 records and is modelled)",
         "regression": (
             "hours",
             [

@@ -70,6 +70,7 @@ from pseudopost.mechanisms.pseudo_posterior.core import (
 )
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, Structure, estimate_structure
 from pseudopost.models.file import FileModel
+from pseudopost.models.file.derived import check_derived, derive, parse_derived
 from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.registry import Choice, choose_model, model_class
 from pseudopost.models.rules import Rule, StructuralZero, named_levels
@@ -291,6 +292,7 @@ def synthesize(
     spikes: Mapping[str, Sequence[float]] | None = None,
     rules: Sequence[Rule | str | Mapping] = (),
     structural_zeros: Sequence[StructuralZero | str | Mapping] = (),
+    derived: Mapping[str, str] | None = None,
     order: Sequence[str] | None = None,
     predictor_matrix: Mapping[str, Sequence[str]] | None = None,
     models: Mapping[str, str] | None = None,
@@ -342,6 +344,11 @@ def synthesize(
     structural_zeros
         Declared impossible combinations, never generated
         (:class:`~pseudopost.models.rules.StructuralZero`).
+    derived
+        Column -> its codebook definition over the other columns, in pandas' ``eval`` syntax
+        (``{"expersq": "exper ** 2", "lwage": "log(hrwage)"}``): not modelled, computed from
+        the synthetic columns (synthpop's passive synthesis; post-processing, no budget),
+        checked on the real records before any work (:mod:`pseudopost.models.file.derived`).
     order
         Columns to synthesize in visit order (default: every column not kept or dropped, in the
         frame's order); every other column must be in ``keep`` or ``drop``.
@@ -465,13 +472,17 @@ def synthesize(
     )
     if isinstance(missing_codes, Codebook):
         codebook, missing_codes = missing_codes, None
+    derived_d = parse_derived(derived)
+    if derived_d:  # the definitions hold on the real records, before any work
+        named = {*drop, *derived_d}
+        check_derived(frame, derived_d, [c for c in frame.columns if c not in named])
     rng = as_generator(seed)
     fit_seed, synth_seed, structure_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=3))
     structure, data = None, frame
     if structure_epsilon is not None:
         structure = _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins,
-                               order, keep, drop, structure_epsilon, structure_seed, rules,
-                               structural_zeros, knots)  # fmt: skip
+                               order, keep, [*drop, *(derived or {})], structure_epsilon,
+                               structure_seed, rules, structural_zeros, knots)  # fmt: skip
         declared = structure.declarations()
         grid = {**declared["grid"], **(grid or {})}
         bins = {**declared["bins"], **(bins or {})}
@@ -483,6 +494,8 @@ def synthesize(
         untouched = {c: [*_codes(codebook, missing_codes).get(c, ()), *spikes.get(c, ())]
                      for c in structure.columns}  # fmt: skip
         data = structure.apply(frame, untouched)
+        if derived_d:  # recomputed from their inputs as the structure stage coded them
+            data = derive(data, derived_d, {c: frame[c].dtype for c in derived_d})
     elif bounds:
         raise ValueError(
             "'bounds' are kept by the structure stage; with structure_epsilon=None the choices "
@@ -501,6 +514,7 @@ def synthesize(
         interactions=interactions,
         rules=rules,
         structural_zeros=structural_zeros,
+        derived=derived,
         codebook=codebook,
         grid=grid,
         heaps=heaps,

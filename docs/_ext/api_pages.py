@@ -30,6 +30,7 @@ MODULES = [
     "pseudopost.models.rules",
     "pseudopost.models.parts",
     "pseudopost.models.file",
+    "pseudopost.models.file.derived",
     "pseudopost.fitting",
     "pseudopost.risk",
     "pseudopost.privacy",

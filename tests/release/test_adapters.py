@@ -229,3 +229,17 @@ def test_whole_file_spec_defaults_are_synthesize_defaults(tmp_path, lighter_spec
     assert (st.draws, st.tune, st.chains) == (
         defaults["draws"], defaults["tune"], defaults["chains"]
     ) == (250, 250, 2)  # fmt: skip
+
+
+def test_whole_file_spec_declares_derived_columns(tmp_path, lighter_spec):
+    """``[file.columns.X] derived = "..."`` reaches the declarations; a bad value is refused
+    naming the key."""
+    file = {"order": ["age", "sex", "language", "education"], "rules": []}
+    spec = load_spec(lighter_spec(tmp_path, "whole_file", file={
+        **file, "columns": {"wages": {"derived": "education * 2"}},
+    }))  # fmt: skip
+    assert spec.settings.declarations["derived"] == {"wages": "education * 2"}
+    with pytest.raises(SpecError, match=r"file\.columns\.wages\.derived"):
+        load_spec(lighter_spec(tmp_path, "whole_file", name="bad.toml", file={
+            **file, "columns": {"wages": {"derived": 3}},
+        }))  # fmt: skip

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from pseudopost.formats import Codebook
 from pseudopost.models.file.bins import Bins
+from pseudopost.models.file.derived import parse_derived
 from pseudopost.models.file.grid import Grid
 from pseudopost.models.file.heaps import parse_heaps
 from pseudopost.models.registry import MODEL_NAMES
@@ -223,6 +224,9 @@ class Declarations:
         Columns modelled over a grid's points or over bins (``grid_ordinal``, ``binned``) whose
         predictors shift the distribution only (the proportional-odds model); the others' move
         its spread too (location-scale, :mod:`pseudopost.models.parts.cumulative`).
+    derived : dict
+        Column -> its codebook definition over the other columns (``"exper ** 2"``): not
+        modelled, computed from the synthetic columns (:mod:`pseudopost.models.file.derived`).
     """
 
     order: tuple[str, ...] | None = None
@@ -243,6 +247,7 @@ class Declarations:
     bins: dict = field(default_factory=dict)
     max_levels: int = 10
     shift_only: tuple[str, ...] = ()
+    derived: dict = field(default_factory=dict)
 
     @classmethod
     def from_arguments(
@@ -266,6 +271,7 @@ class Declarations:
         bins: Mapping[str, Sequence[float]] | None = None,
         max_levels: int = 10,
         shift_only: Sequence[str] = (),
+        derived: Mapping[str, str] | None = None,
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
         if isinstance(missing_codes, Codebook):
@@ -344,6 +350,15 @@ class Declarations:
             )
         if isinstance(max_levels, bool) or not isinstance(max_levels, int) or max_levels < 2:
             raise ValueError(f"'max_levels' must be an integer >= 2. Got {max_levels!r}.")
+        der = parse_derived(derived)
+        for arg, names in (("order", order_t or ()), ("keep", keep_t), ("drop", drop_t),
+                           ("models", mods), ("grid", grids), ("bins", bins_d)):  # fmt: skip
+            both = sorted(set(der) & set(names))
+            if both:
+                raise ValueError(
+                    f"Column(s) {both} are derived (computed from the others by their "
+                    f"definition) and also named in '{arg}'; a derived column is not modelled."
+                )
         return cls(
             order=order_t,
             predictor_matrix=pm,
@@ -363,6 +378,7 @@ class Declarations:
             bins=bins_d,
             max_levels=max_levels,
             shift_only=_names(shift_only, "shift_only"),
+            derived=der,
         )
 
     def named_columns(self) -> dict[str, list[str]]:
@@ -382,6 +398,7 @@ class Declarations:
             "heaps": list(self.heaps),
             "bins": list(self.bins),
             "shift_only": list(self.shift_only),
+            "derived": list(self.derived),
         }
         if self.order is not None:
             out["order"] = list(self.order)

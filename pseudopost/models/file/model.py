@@ -51,6 +51,7 @@ from pseudopost._validation import check_frame
 from pseudopost.models.base import Prepared, SynthModel, synthesis_stream
 from pseudopost.models.file.constraints import fixed_records, impose_rules, zero_mask
 from pseudopost.models.file.declarations import Declarations
+from pseudopost.models.file.derived import derive
 from pseudopost.models.file.heaps import position_features
 from pseudopost.models.file.plan import (
     ColumnPlan,
@@ -229,9 +230,13 @@ class FileModel(SynthModel):
         plan = self._plan(prepared)
         cols = {}
         for c in plan.columns:
+            if c in plan.derived:
+                continue
             s = plan.kept_series[c] if c in plan.kept else predictive[c]
             cols[c] = s.copy()
         frame = pd.DataFrame(cols, index=plan.index.copy())
+        if plan.derived:  # computed from the synthetic columns by their definitions
+            frame = derive(frame, plan.derived, plan.derived_dtypes)[list(plan.columns)]
         frame.attrs["synthetic_columns"] = list(plan.order)
         frame.attrs["kept_columns"] = list(plan.kept)
         return frame

@@ -37,7 +37,7 @@ data, like the levels present, and is listed in the choices table as a public ch
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -46,6 +46,7 @@ from pseudopost.models.file.bins import Bins
 from pseudopost.models.file.choice import MANY_LEVELS, ColumnChoice, choose
 from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
 from pseudopost.models.file.declarations import Declarations
+from pseudopost.models.file.derived import check_derived
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
@@ -159,6 +160,9 @@ class FilePlan:
     all_columns: tuple[str, ...] = ()
     #: many-level columns left out of later columns' predictors (:func:`many_level_columns`)
     unlinked: tuple[str, ...] = ()
+    #: derived columns: definition, and the real column's dtype (:mod:`.derived`)
+    derived: dict = field(default_factory=dict)
+    derived_dtypes: dict = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -216,6 +220,10 @@ class FilePlan:
                     (c, "synthetic", p.choice.detected, p.choice.model, parts or "-", reason,
                      ", ".join(_predictor_text(f) for f in p.design.inputs) or "-")
                 )  # fmt: skip
+            elif c in self.derived:
+                rows.append((c, "derived", "-", "derived", "-",
+                             f"computed from the synthetic columns as {self.derived[c]} (its "
+                             f"declared definition; post-processing, no budget)", "-"))  # fmt: skip
             elif c in self.kept:
                 reason = "released as given"
                 if c in self.unlinked:
@@ -472,6 +480,10 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     """
     screen_frame(frame, keep=decl.keep, drop=decl.drop)
     _check_names(frame, decl)
+    derived = dict(decl.derived)
+    if derived:  # computed, not modelled: out of every model, checked on the real records
+        decl = replace(decl, drop=(*decl.drop, *derived))
+        check_derived(frame, derived, [c for c in frame.columns if c not in decl.drop])
     order = _visit_order(frame, decl)
     if not order:
         raise ValueError("There is no column to synthesize: every column is kept or dropped.")
@@ -611,12 +623,14 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         plans=tuple(plans),
         kept={c: encoded[c] for c in kept_names},
         kept_series={c: frame[c] for c in kept_names},
-        dropped=tuple(c for c in frame.columns if c in decl.drop),
-        columns=tuple(c for c in frame.columns if c not in decl.drop),
+        dropped=tuple(c for c in frame.columns if c in decl.drop and c not in derived),
+        columns=tuple(c for c in frame.columns if c not in decl.drop or c in derived),
         index=frame.index,
         declarations=decl,
         all_columns=tuple(frame.columns),
         unlinked=unlinked,
+        derived=derived,
+        derived_dtypes={c: frame[c].dtype for c in derived},
     )
 
 

@@ -44,6 +44,9 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     # bins = [0, 10, 100, 1000]       # public bin edges: a histogram density (binned)
     # shift_only = true               # grid/bins: predictors shift only (default: location-scale)
 
+    [file.columns.expersq]
+    derived = "exper ** 2"            # a codebook's definition: computed, not modelled
+
     [sampling]                        # default: pseudopost.synthesize's (2 x 250 after 250)
     draws = 500
     tune = 500
@@ -104,7 +107,7 @@ __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
 _COLUMN_KEYS = (
     "model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps", "bins",
-    "shift_only", "bounds",
+    "derived", "shift_only", "bounds",
 )  # fmt: skip
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
@@ -220,6 +223,7 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     out: dict[str, Any] = {k: {} for k in (*names, "bins")}
     out["shift_only"] = []
     out["bounds"] = {}
+    out["derived"] = {}
     for col, table in columns.items():
         key = f"file.columns.{col}"
         if not isinstance(table, dict):
@@ -260,6 +264,11 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
                            f"write {key}.shift_only = true.")  # fmt: skip
             if table["shift_only"]:
                 out["shift_only"].append(col)
+        if "derived" in table:
+            if not isinstance(table["derived"], str) or not table["derived"].strip():
+                raise fail(f"{key}.derived", table["derived"], "an expression over the other "
+                           "columns", 'e.g. derived = "exper ** 2".')  # fmt: skip
+            out["derived"][col] = table["derived"]
         if "bounds" in table:
             out["bounds"][col] = _bounds(f"{key}.bounds", table["bounds"])
             declared = [k for k in ("model", "grid", "bins") if k in table]
@@ -363,6 +372,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 spikes=cols["spikes"],
                 transforms=cols["transforms"],
                 knots=cols["knots"],
+                derived=cols["derived"],
                 predictor_matrix=cols["pm"],
                 grid=cols["grid"],
                 heaps=cols["heaps"],
@@ -442,17 +452,22 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         free columns are those synthesized with no declared model, grid or bins, exactly as in
         :func:`pseudopost.synthesize`. Remembered per spec for :meth:`build_mechanism`."""
         from pseudopost.mechanisms.structure import estimate_structure
+        from pseudopost.models.file.derived import check_derived, derive
 
         st = spec.settings
         frame = self._frame(spec, data)
         kw = dict(st.declarations)
+        derived = kw.get("derived", {})
+        if derived:  # the definitions hold on the real records, before any work
+            named = {*kw.get("drop", ()), *derived}
+            check_derived(frame, derived, [c for c in frame.columns if c not in named])
         if st.structure_epsilon is None:
             out = _Structured(None, frame, kw)
         else:
             book = _codebook(spec)
             ranges = dict(book.valid_ranges) if book is not None else {}
             ranges.update(st.bounds)
-            named = set(kw.get("keep", ())) | set(kw.get("drop", ()))
+            named = set(kw.get("keep", ())) | set(kw.get("drop", ())) | set(derived)
             order = kw.get("order")
             columns = (
                 list(order) if order is not None else [c for c in frame.columns if c not in named]
@@ -478,7 +493,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 spikes[c] = [*spikes.get(c, ()), *v]
             kw["spikes"] = spikes
             untouched = {c: [*codes.get(c, ()), *spikes.get(c, ())] for c in structure.columns}
-            out = _Structured(structure, structure.apply(frame, untouched), kw)
+            coded = structure.apply(frame, untouched)
+            if derived:  # recomputed from their inputs as the structure stage coded them
+                coded = derive(coded, derived, {c: frame[c].dtype for c in derived})
+            out = _Structured(structure, coded, kw)
         cache = self.__dict__.setdefault("_structures", {})
         if len(cache) > 16:
             cache.clear()
@@ -849,6 +867,7 @@ def _declared(decl) -> dict[str, Any]:
         "bins": {c: list(b.edges) for c, b in decl.bins.items()},
         "max_levels": decl.max_levels,
         "shift_only": decl.shift_only,
+        "derived": dict(decl.derived),
     }
 
 
