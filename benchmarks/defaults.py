@@ -158,7 +158,8 @@ FILES = {
                 f"`education-num` == {k} when education == '{lv}'"
                 for k, lv in enumerate(ADULT_EDUCATION, 1)
             ]
-            + ["occupation is missing when workclass is missing"],
+            # the questionnaire asks no occupation of people without work or who never worked
+            + ["occupation is missing when workclass is missing or workclass == 'Never-worked'"],
             "bounds": {
                 # the extract: age > 16, the CPS topcode 90; hours > 0, the CPS topcode 99;
                 # capital gains topcoded at 99,999; education-num codes 1-16
@@ -169,7 +170,7 @@ FILES = {
             },
         },
         "facts": "'?' cells missing; education-num fixed by education (16 rules, its "
-        "codebook); occupation missing when workclass is; age 17-90 (extracted for age > "
+        "codebook); occupation missing when workclass is missing or Never-worked (not asked); age 17-90 (extracted for age > "
         "16, 90 = 90 or older), hours-per-week 1-99 (hours > 0, 99 = 99 or more), "
         "capital-gain 0-99,999 (topcode), education-num 1-16",
         "regression": (
