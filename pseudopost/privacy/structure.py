@@ -514,15 +514,17 @@ _RESOLUTIONS = ((10, 0.02), (5, 0.05), (2, 0.1))
 def support_cells(per_decade: int = SUPPORT_CELLS_PER_DECADE, integer: bool = False) -> np.ndarray:
     r"""Public edges of :func:`dp_support`'s cells: :math:`\pm 10^{j/m}` for
     :math:`10^{-6} \le 10^{j/m} \le 10^{15}` (m = ``per_decade``) and one cell
-    :math:`[-10^{-6}, 10^{-6})` holding 0; for an ``integer`` column at five or more cells per
-    decade the edges inside :math:`(-10, 10)` are the integers instead (one cell per integer,
-    so a 0/1 or 1-5 column's support is exactly its values; at coarser resolutions, where a
-    cell must hold many records to be seen, they stay logarithmic). Cells are half-open,
+    :math:`[-10^{-6}, 10^{-6})` holding 0; for an ``integer`` column the edges inside
+    :math:`(-10, 10)` are the integers instead, at every resolution (one cell per integer, so
+    a 0/1 or 1-5 column's support is exactly the values whose cells pass, never a value it
+    cannot hold: logarithmic cells [1, 10) at a small budget gave 0/1 columns a support of
+    0-9, whose empty levels the model then drew). A thin tail of small integers is then coded
+    to the support's edge rather than kept inside a wide cell. Cells are half-open,
     :math:`[e_k, e_{k+1})`. They depend on nothing but the arguments."""
     m = check_positive_int(per_decade, "per_decade")
     pos = 10.0 ** (np.arange(_SMALLEST_MAGNITUDE_DECADE * m, 15 * m + 1) / m)
     edges = np.concatenate([-pos[::-1], pos])
-    if integer and m >= 5:
+    if integer:
         edges = np.union1d(edges[np.abs(edges) >= 10.0], np.arange(-10.0, 11.0))
     return edges
 

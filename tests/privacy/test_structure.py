@@ -543,10 +543,12 @@ def test_support_holds_the_data_and_ignores_a_lone_outlier():
     assert hi < 400  # one record cannot open a cell of its own
     binary = rng.integers(0, 2, size=3000).astype(float)
     assert dp_support(binary, 1.0, rng, integer=True) == (0.0, 2.0)  # [0, 2): 0 and 1
-    # a coarse resolution (a small budget): logarithmic cells, a margin rather than a collapse
+    # a coarse resolution (a small budget): still one cell per small integer, so a 0/1
+    # column's support is 0 and 1, never 0-9 (whose empty levels the model would draw)
     for eps in (0.02, 0.1):
-        lo, hi = dp_support(binary, eps, rng, per_decade=1, integer=True)
-        assert lo <= 0.0 and 1.0 < hi <= 10.0
+        for per_decade in (1, 2):
+            got = dp_support(binary, eps, rng, per_decade=per_decade, integer=True)
+            assert got == (0.0, 2.0)
     # a tail next to the data is followed one cell at a time at the lower threshold
     tail = np.concatenate([np.full(3000, 10.0), np.full(40, 13.0)])
     assert dp_support(tail, 1.0, rng)[1] > 13.0
