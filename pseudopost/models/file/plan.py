@@ -564,8 +564,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
                 and c not in decl.predictor_matrix):  # fmt: skip
             inputs_of[c] = ()
     trimmed = {}
+    declared_for = {c2 for where in decl.knot_columns.values() for c2 in where}
     for c in order:  # a many-coefficient multinomial logit: its widest inputs left out
-        declared_for = {c2 for where in decl.knot_columns.values() for c2 in where}
         if (choices[c].categorical and choices[c].model != "dirichlet_categorical"
                 and c not in decl.predictor_matrix and c not in declared_for
                 and len(encoded[c].levels) > 2):  # fmt: skip
