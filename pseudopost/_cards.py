@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-__all__ = ["diagnostics_verdict", "html_card", "text_card"]
+__all__ = ["ReleaseCard", "diagnostics_verdict", "html_card", "text_card"]
 
 #: longest text card
 MAX_TEXT = 2000
@@ -78,3 +78,40 @@ def timings_text(timings: Mapping[str, float] | None) -> str:
     if not timings:
         return "-"
     return ", ".join(f"{k} {float(v):.1f} s" for k, v in timings.items())
+
+
+def _number(value: object) -> str:
+    try:
+        return f"{float(value):.4g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+class ReleaseCard:
+    """Short ``__repr__`` and ``_repr_html_`` for a released record (a lighter mechanism's
+    release): its class, the privacy statement in one sentence where it has one (else its
+    epsilon and delta), then :meth:`_card_details`; an estimator that keeps its release
+    (``fit`` returning itself) shows its budget until it is fitted. A dataclass using it is declared with
+    ``repr=False`` so that the card is kept."""
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        """The release's own lines (what was released, of how many records)."""
+        return []
+
+    def _card_lines(self) -> list[tuple[str, str]]:
+        try:
+            statement = getattr(self, "privacy_statement", None)
+        except RuntimeError:  # an estimator not fitted yet: its budget only
+            statement = None
+        if statement is not None:
+            lines = [("privacy", statement.describe())]
+        else:
+            eps, delta = getattr(self, "epsilon", None), getattr(self, "delta", None)
+            lines = [("epsilon", _number(eps) + (f", delta {_number(delta)}" if delta else ""))]
+        return lines + list(self._card_details())
+
+    def __repr__(self) -> str:
+        return text_card(type(self).__name__, self._card_lines())
+
+    def _repr_html_(self) -> str:
+        return html_card(type(self).__name__, self._card_lines())

@@ -54,8 +54,19 @@ def test_html_card_renders_in_headless_chromium(out, tmp_path):
     assert "<script" not in out.privacy_statement._repr_html_()
     if not CHROMIUM.exists():
         pytest.skip("headless Chromium check needs /usr/bin/chromium (apt-get install chromium)")
+    from pseudopost.mechanisms.entropy.histogram import EntropyHistogram
+    from pseudopost.mechanisms.reps.core import REPS
+    from pseudopost.mechanisms.reps.data import simulate_outliers
+
+    values = np.random.default_rng(2).integers(0, 5, size=200)
+    lighter = [
+        EntropyHistogram(1.0, bins=5).release(values, seed=0),
+        REPS(epsilon=2.0, seed=3).fit(simulate_outliers(300, seed=1).frame, label="y").release_,
+    ]
+    cards = [page, out.fit._repr_html_(), out.privacy_statement._repr_html_()]
+    cards += [r._repr_html_() for r in lighter]
     file = tmp_path / "card.html"
-    file.write_text(f"<!doctype html><html><body>{page}</body></html>")
+    file.write_text(f"<!doctype html><html><body>{''.join(cards)}</body></html>")
     proc = subprocess.run(
         [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--enable-logging=stderr",
@@ -66,6 +77,9 @@ def test_html_card_renders_in_headless_chromium(out, tmp_path):
     assert not [line for line in proc.stderr.splitlines() if "Uncaught" in line]
     dom = proc.stdout
     assert "pseudopost-card" in dom and "per dataset in all" in dom and "<details>" in dom
+    assert dom.count("class=\"pseudopost-card\"") == len(cards)  # every card, the lighter too
+    for title in ("PseudoPosteriorResult", "PrivacyStatement", "HistogramRelease", "RepsRelease"):
+        assert title in dom
 
 
 def test_the_public_names_are_what_dir_shows():

@@ -263,7 +263,9 @@ class ColumnSampler(Sampler):
         client = active_client() if self.backend in ("auto", "dask") else None
         if self.backend == "dask" and client is None:
             raise ValueError("backend='dask' needs an active distributed client.")
-        with parts_progress(len(self.parts), "Laplace or NUTS" if laplace else "NUTS", progress) as done:
+        with parts_progress(
+            len(self.parts), "Laplace or NUTS" if laplace else "NUTS", progress
+        ) as done:
             results = self._run(client, stats, settings, seeds, starts, done)
         self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
         modes = {p.name: r[2] for p, r in zip(self.parts, results, strict=True)

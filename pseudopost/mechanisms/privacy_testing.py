@@ -67,6 +67,7 @@ from typing import Protocol
 import numpy as np
 import pandas as pd
 
+from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive, check_positive_int
 from pseudopost.privacy.statement import ADD_REMOVE, PrivacyStatement
@@ -222,8 +223,8 @@ _ASSUMPTIONS = (
 _SOURCE = "REAEDP, Theorem 4 (appendix H; sufficient domain, appendix I eq. 31)"
 
 
-@dataclass(frozen=True)
-class PrivacyTestResult:
+@dataclass(frozen=True, repr=False)
+class PrivacyTestResult(ReleaseCard):
     """Output of :meth:`PrivacyTestSynthesizer.sample` (every accepted candidate).
 
     ``records`` is always a DataFrame of integer codes (the input frame's column names, or
@@ -240,6 +241,10 @@ class PrivacyTestResult:
     delta: float
     epsilon_total: float
     delta_total: float
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        return [("released", f"{len(self.records)} records: {self.n_passed} of "
+                             f"{self.n_candidates} candidates passed ({self.pass_rate:.1%})")]  # fmt: skip
 
     @property
     def privacy_statement(self) -> PrivacyStatement:

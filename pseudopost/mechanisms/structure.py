@@ -236,7 +236,8 @@ class ColumnStructure:
             body += "; zero a spike"
         if self.heaps:
             body += "; heaps at multiples of " + ", ".join(
-                f"{m * (self.step or 1.0):g}" for m in self.heaps)
+                f"{m * (self.step or 1.0):g}" for m in self.heaps
+            )
         if self.knots:
             body += "; knots at " + ", ".join(f"{k:g}" for k in self.knots)
         return body

@@ -53,6 +53,7 @@ from typing import Literal
 
 import numpy as np
 
+from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike
 from pseudopost._validation import check_positive, check_positive_int, check_probability
 from pseudopost.privacy.noise import (
@@ -98,8 +99,8 @@ def wiener_statement(epsilon: float, delta: float, backend: str) -> PrivacyState
     )
 
 
-@dataclass(frozen=True)
-class WienerMeanRelease:
+@dataclass(frozen=True, repr=False)
+class WienerMeanRelease(ReleaseCard):
     """Released private mean; every field is safe to publish."""
 
     mean: np.ndarray
@@ -117,6 +118,10 @@ class WienerMeanRelease:
     def privacy_statement(self) -> PrivacyStatement:
         """Global (epsilon, delta)-DP of this release under replace-one neighbours."""
         return wiener_statement(self.epsilon, self.delta, self.backend)
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        return [("released", f"the mean of {self.n_paths} paths on {np.size(self.grid)} grid "
+                             f"points (Gaussian sigma {self.sigma:.4g})")]  # fmt: skip
 
 
 @dataclass

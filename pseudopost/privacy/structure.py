@@ -529,6 +529,12 @@ def support_cells(per_decade: int = SUPPORT_CELLS_PER_DECADE, integer: bool = Fa
     return edges
 
 
+def support_gap(per_decade: int) -> int:
+    """Failing cells :func:`dp_support` steps over between passing ones: one decade's worth,
+    ``per_decade`` (a tail of real values thins out but is seldom a decade empty)."""
+    return check_positive_int(per_decade, "per_decade")
+
+
 def _support_counts(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     j = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, edges.size - 2)
     return np.bincount(j, minlength=edges.size - 1).astype(np.float64)
@@ -555,10 +561,40 @@ def support_resolution(noisy_n: float, epsilon: float, margin: float = 5.0) -> i
     return 1
 
 
-def _support_from(noisy: np.ndarray, edges: np.ndarray, tau: float, heavy: float, tau_next: float):
-    keep = np.flatnonzero(noisy >= tau)
-    # no cell passes (a small file): the cell of the largest noisy count (post-processing)
-    first, last = (int(keep[0]), int(keep[-1])) if keep.size else (int(np.argmax(noisy)),) * 2
+def _connected(
+    passing: np.ndarray, weak: np.ndarray, edges: np.ndarray, start: int, gap: int
+) -> tuple[int, int]:
+    """The lowest and highest passing cells reached from ``start`` by steps over at most
+    ``gap`` cells in a row that fail and are not ``weak`` (at the tail's lower threshold);
+    cells inside [-1, 1] are crossed freely (they are empty in a column of ordinary
+    magnitudes whose values take both signs)."""
+    free = np.maximum(np.abs(edges[:-1]), np.abs(edges[1:])) <= 1.0
+    ends = []
+    for step in (-1, 1):
+        end, run, j = start, 0, start + step
+        while 0 <= j < passing.size:
+            if passing[j]:
+                end, run = j, 0
+            elif not (free[j] or weak[j]):
+                run += 1
+                if run > gap:
+                    break
+            j += step
+        ends.append(end)
+    return ends[0], ends[1]
+
+
+def _support_from(
+    noisy: np.ndarray, edges: np.ndarray, tau: float, heavy: float, tau_next: float, gap: int
+):
+    passing = noisy >= tau
+    # no cell passes (a small file): the cell of the largest noisy count (post-processing);
+    # else the passing cells connected to the largest one (the bulk) across gaps of at most
+    # ``gap`` cells, so a lone empty cell passing far out cannot stretch the support to it
+    bulk = int(np.argmax(np.where(passing, noisy, -np.inf) if passing.any() else noisy))
+    first, last = (
+        _connected(passing, noisy >= tau_next, edges, bulk, gap) if passing.any() else (bulk,) * 2
+    )
     # a tail goes on while the next cell out reaches the lower threshold tau_next
     while first > 0 and noisy[first - 1] >= tau_next:
         first -= 1
@@ -610,7 +646,12 @@ def dp_support(
     are pure :math:`\varepsilon`-DP (Dwork, McSherry, Nissim & Smith 2006). The rest is
     post-processing: the cells whose noisy count reaches :func:`support_threshold` over all K
     cells with ``margin`` 5 (an empty cell anywhere passes with probability about
-    :math:`\tfrac12 e^{-5}` = 0.3 %: such a cell would stretch the support to it) (the largest noisy cell when none does), from the lowest to the highest of them;
+    :math:`\tfrac12 e^{-5}` = 0.3 %) (the largest noisy cell when none does), and of them the
+    ones connected to the largest (the bulk) across runs of at most one decade of failing cells
+    (:func:`support_gap`; cells inside [-1, 1], or reaching the lower threshold below, crossed
+    freely), so an empty cell that passes
+    far from the data cannot stretch the support to it (a CPS wage column's support reached
+    :math:`10^{11}` so, its synthetic wages with it);
     then each end grows one cell at a time while the next cell out reaches the threshold of
     two cells (the cell holding 0 counting as next to the first cell of either sign), :math:`(\ln 2 + 4)/\varepsilon` (``margin_next``; a tail is looked for only next to the data,
     where an empty cell passes with probability :math:`\tfrac12 e^{-4}` per step, rather than
@@ -629,7 +670,7 @@ def dp_support(
     noisy = _support_counts(x, edges) + _check_rng(rng).laplace(0.0, 1.0 / eps, edges.size - 1)
     tau = support_threshold(edges.size - 1, eps, margin)
     tau_next = support_threshold(2, eps, margin_next)
-    return _support_from(noisy, edges, tau, heavy, tau_next)
+    return _support_from(noisy, edges, tau, heavy, tau_next, support_gap(per_decade))
 
 
 def support_probabilities(
@@ -650,7 +691,7 @@ def support_probabilities(
         size = min(10_000, draws - start)
         noisy = counts + rng.laplace(0.0, 1.0 / epsilon, size=(size, counts.size))
         for row in noisy:
-            key = _support_from(row, edges, tau, heavy, tau_next)
+            key = _support_from(row, edges, tau, heavy, tau_next, support_gap(per_decade))
             out[key] = out.get(key, 0.0) + 1.0 / draws
     return out
 

@@ -353,3 +353,29 @@ def test_non_private_baselines_state_no_guarantee(build, name):
     assert len(out) == 30 and out.dtypes.to_dict() == _frame()[out.columns].dtypes.to_dict()
     with pytest.raises(RuntimeError, match=f"{name}.*no privacy statement"):
         _ = est.privacy_statement
+
+
+def _released(fitted_mechanism):
+    """The released record of a fitted mechanism (the estimators keep it as ``release_``)."""
+    for name in ("release_", "histogram_"):
+        rel = getattr(fitted_mechanism, name, None)
+        if rel is not None:
+            return rel
+    return fitted_mechanism
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_release_cards_are_short_and_state_the_guarantee(case, fitted):
+    """``repr`` and ``_repr_html_`` of every lighter mechanism's release: a short card named by
+    its class that states the epsilon (not the dataclass dump of its arrays)."""
+    a = fitted[case.name][2]
+    rel = _released(a)
+    name = type(rel).__name__
+    eps = a.privacy_statement.epsilon  # the mechanism's own statement
+    if case.name == "joint_histogram":  # the counts' own share of the release's budget
+        eps = a.histogram_.epsilon
+    text, page = repr(rel), rel._repr_html_()
+    assert len(text) < 2000 and text.startswith(f"<{name}>")
+    assert any(format(float(eps), f) in text for f in (".4g", ".6g")), text
+    assert page.startswith("<div class='pseudopost-card'>") and name in page
+    assert "DP" in text or "epsilon" in text

@@ -554,6 +554,30 @@ def test_support_holds_the_data_and_ignores_a_lone_outlier():
     assert dp_support(tail, 1.0, rng)[1] > 13.0
 
 
+def test_support_keeps_the_cells_connected_to_the_bulk():
+    """A lone empty cell whose noise passes far from the data does not stretch the support
+    (post-processing of the same noisy counts); a tail with a gap of less than a decade, and a
+    column of both signs, are kept whole."""
+    from pseudopost.privacy.structure import _support_counts, _support_from, support_cells
+
+    edges = support_cells(1)
+    wages = np.random.default_rng(0).uniform(1.0, 100.0, 4000)
+
+    def support(noisy):
+        return _support_from(noisy, edges, tau=400.0, heavy=3.0, tau_next=300.0, gap=1)
+
+    noisy = _support_counts(wages, edges)
+    assert support(noisy) == (1.0, 100.0)
+    lone = noisy.copy()
+    lone[np.searchsorted(edges, 1e10)] = 450.0  # [1e10, 1e11) passes by noise alone
+    assert support(lone) == (1.0, 100.0)
+    near = noisy.copy()
+    near[np.searchsorted(edges, 1e3)] = 450.0  # one failing decade between: a thin tail
+    assert support(near) == (1.0, 1e4)
+    both = _support_counts(np.concatenate([-wages, wages]), edges)
+    assert support(both) == (-100.0, 100.0)  # the sub-unit cells between the signs crossed
+
+
 def test_support_resolution_coarsens_at_small_budgets():
     from pseudopost.privacy.structure import support_resolution
 

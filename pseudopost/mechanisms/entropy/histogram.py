@@ -46,6 +46,7 @@ from typing import Literal
 
 import numpy as np
 
+from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive, check_positive_int, check_probability
 from pseudopost.privacy.entropy import (
@@ -102,8 +103,8 @@ def _check_choice(value: str, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-@dataclass(frozen=True)
-class HistogramRelease:
+@dataclass(frozen=True, repr=False)
+class HistogramRelease(ReleaseCard):
     """A released histogram: everything in it is safe to publish.
 
     Attributes
@@ -133,6 +134,12 @@ class HistogramRelease:
     delta: float
     backend: str
 
+    def _card_details(self) -> list[tuple[str, str]]:
+        return [
+            ("released", f"{np.size(self.counts)} noisy counts ({self.mechanism}, scale "
+                         f"{self.scale:.4g}); entropy {self.entropy:.4g} bits"),
+        ]  # fmt: skip
+
     @property
     def privacy_statement(self) -> PrivacyStatement:
         """Global (epsilon, delta)-DP of this one count release (Algorithm 1 lines 2-4: Laplace
@@ -155,8 +162,8 @@ class HistogramRelease:
         )
 
 
-@dataclass(frozen=True)
-class EntropyRelease:
+@dataclass(frozen=True, repr=False)
+class EntropyRelease(ReleaseCard):
     """A released entropy value :math:`\\tilde H`, clipped to :math:`[0, \\log_2 K]`."""
 
     entropy: float
@@ -168,6 +175,10 @@ class EntropyRelease:
     epsilon: float
     delta: float
     backend: str
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        return [("released", f"entropy {self.entropy:.4g} bits of {self.n} records "
+                             f"({self.mechanism})")]  # fmt: skip
 
     @property
     def privacy_statement(self) -> PrivacyStatement:

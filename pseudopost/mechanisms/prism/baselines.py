@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import (
     check_frame,
@@ -109,7 +110,7 @@ class CorrelationTopK(PRISM):
         )
 
 
-class IndependenceOnly:
+class IndependenceOnly(ReleaseCard):
     """Every 1-way marginal with Gaussian noise; columns drawn independently."""
 
     def __init__(
@@ -189,6 +190,11 @@ class IndependenceOnly:
         self.encoding_, self.columns_ = enc, tuple(frame.columns)
         self._sample_rng = rng.spawn(1)[0]
         return self
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        if not hasattr(self, "ledger_"):
+            return [("state", "not fitted")]
+        return [("released", f"the noisy 1-way marginals of {', '.join(self.columns_)}")]
 
     def _fitted(self) -> None:
         if not hasattr(self, "ledger_"):

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import (
     check_frame,
@@ -58,7 +59,7 @@ from pseudopost.privacy.statement import PrivacyStatement
 __all__ = ["MST"]
 
 
-class MST:
+class MST(ReleaseCard):
     """MST synthesizer (replace-one, zCDP accounting converted to (epsilon, delta))."""
 
     def __init__(
@@ -157,6 +158,12 @@ class MST:
         self.encoding_, self.columns_ = enc, tuple(frame.columns)
         self._sample_rng = rng.spawn(1)[0]
         return self
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        if not hasattr(self, "ledger_"):
+            return [("state", "not fitted")]
+        return [("released", f"{len(self.measurements_)} noisy marginals (a maximum spanning "
+                             f"tree's) of the columns {', '.join(self.columns_)}")]  # fmt: skip
 
     def _fitted(self) -> None:
         if not hasattr(self, "ledger_"):

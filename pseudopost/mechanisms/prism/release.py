@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive_int
 from pseudopost.mechanisms.prism.budget import PrivacyLedger
@@ -54,8 +55,8 @@ def prism_statement(
     )
 
 
-@dataclass(frozen=True)
-class PRISMRelease:
+@dataclass(frozen=True, repr=False)
+class PRISMRelease(ReleaseCard):
     """A PRISM release (section 5, Algorithm 1) as a frozen record."""
 
     encoding: Encoding
@@ -79,6 +80,17 @@ class PRISMRelease:
         codes = self.model.sample(n, rng.spawn(1)[0])
         frame = self.encoding.decode(codes, rng.spawn(1)[0])
         return frame[list(self.column_order or self.encoding.names)]
+
+    def _card_lines(self) -> list[tuple[str, str]]:
+        s = self.ledger.summary()
+        eps, delta = s.get("epsilon"), s.get("delta")
+        return [
+            ("privacy", f"global ({eps:.4g}, {delta:.3g})-DP for the whole release, "
+                        "neighbours: replace-one"),
+            ("released", f"{len(self.measurements)} noisy marginals of {self.n} records "
+                         f"({self.allocation} allocation, {self.regime})"),
+            ("target", f"{self.target}; features: {', '.join(self.features) or '-'}"),
+        ]  # fmt: skip
 
     def report(self) -> dict[str, Any]:
         """The privacy report: guarantee, neighbouring relation, budget per pool and per query."""

@@ -65,6 +65,7 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, spawn_seeds
 from pseudopost._validation import (
     check_columns,
@@ -111,8 +112,8 @@ __all__ = [
 WeightMap = Literal["hinge_exp", "cap", "targeted", "uniform"]
 
 
-@dataclass(frozen=True)
-class RepsRelease:
+@dataclass(frozen=True, repr=False)
+class RepsRelease(ReleaseCard):
     """Frozen record of one REPS release: everything measured, and nothing per record.
 
     Attributes
@@ -164,6 +165,14 @@ class RepsRelease:
         """``n`` synthetic records from the released model, in the training frame's columns and
         dtypes (post-processing: costs no budget)."""
         return self.model.sample(check_positive_int(n, "n"), seed)
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        k, width = np.shape(self.noisy_statistics)
+        return [
+            ("released", f"noisy weighted statistics of {self.n} records ({k} labels x {width})"),
+            ("weights", f"{self.weight_map} (gamma {self.gamma:g}, tau {self.tau:g})"),
+            ("noise", f"Gaussian sigma {self.sigma:.4g} ({self.calibration}), clip {self.clip:g}"),
+        ]
 
 
 def records_argument(n: int | None, m: int | None, owner: str) -> int:
