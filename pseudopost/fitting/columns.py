@@ -47,7 +47,7 @@ import xarray as xr
 from pseudopost.fitting.laplace import _one_blas_thread
 from pseudopost.fitting.parts import PartSampler
 from pseudopost.fitting.sampler import Sampler, posterior_tree
-from pseudopost.models.parts import SEP, GroupedData, Part, PartData, Stats
+from pseudopost.models.parts import SEP, GroupedData, Part, PartData, Stats, dim_name
 
 __all__ = [
     "ColumnSampler",
@@ -127,9 +127,10 @@ def _fit_one(
 
 
 def _prefixed(part: Part, ds: xr.Dataset) -> xr.Dataset:
-    """A part's variables and its own dimensions named ``"{part}::..."``."""
+    """A part's variables named ``"{part}::..."`` and its own dimensions by
+    :func:`~pseudopost.models.parts.dim_name` (``"age_value_predictor"``)."""
     own = [d for d in ds.dims if d not in ("chain", "draw")]
-    ds = ds.rename({d: f"{part.name}{SEP}{d}" for d in own})
+    ds = ds.rename({d: dim_name(part.name, d) for d in own})
     return ds.rename({v: f"{part.name}{SEP}{v}" for v in ds.data_vars})
 
 

@@ -62,7 +62,7 @@ from pseudopost.models.file.plan import (
     value_support,
 )
 from pseudopost.models.loglik import stack_draws
-from pseudopost.models.parts import SEP, Part, PartData
+from pseudopost.models.parts import SEP, Part, PartData, dim_name
 
 __all__ = ["FileModel", "FilePrepared"]
 
@@ -201,8 +201,8 @@ class FileModel(SynthModel):
         return self._plan(prepared).choices()
 
     def coordinate_labels(self, prepared: Prepared) -> dict[str, list[str]]:
-        """Per part dimension of levels or cutpoints (``"sex::level"``,
-        ``"age.value::cutpoint"``), its coordinates' labels in place of the levels' positions
+        """Per part dimension of levels or cutpoints (``"sex_level"``,
+        ``"age_value_cutpoint"``: :func:`~pseudopost.models.parts.dim_name`), its coordinates' labels in place of the levels' positions
         (``'0'``, ``'1|2'``): the column's level labels (``'Male'``), status labels
         (``'observed'``, ``'missing'``, a code), an ordinal's levels, a cumulative part's grid
         points (``'16|17'``), so that ``az.summary`` and plots name what a parameter is about.
@@ -220,7 +220,7 @@ class FileModel(SynthModel):
                         new = ["|".join(labels[int(j)] for j in v.split("|")) for v in values]
                     else:
                         continue
-                    out[f"{pp.part.name}{SEP}{dim}"] = new
+                    out[dim_name(pp.part.name, dim)] = new
         return out
 
     # ------------------------------------------------------------------ synthesis

@@ -32,6 +32,7 @@ from pseudopost.models.parts.base import (
     PartData,
     PartDensity,
     Stats,
+    dim_name,
     group_rows,
     row_keys,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "PoissonPart",
     "Stats",
     "ZeroTruncatedNegativeBinomialPart",
+    "dim_name",
     "group_rows",
     "make_part",
     "row_keys",

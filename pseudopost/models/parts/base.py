@@ -55,6 +55,7 @@ The fused accountant (:mod:`pseudopost.privacy.kernels.parts`) uses the same tab
 from __future__ import annotations
 
 import math
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, dataclass, field
@@ -85,6 +86,13 @@ ROW_FIELDS = ("w", "wy", "counts")
 VALUE_FIELDS = ("vweights",)
 #: separator of part and parameter names in the accountant's draws
 SEP = "::"
+
+
+def dim_name(part: str, dim: str) -> str:
+    """A part's own dimension in a whole file's DataTree as a plain identifier: ``"age.value"``
+    and ``"predictor"`` give ``"age_value_predictor"`` (every character that is not a letter,
+    a digit or ``_`` becomes ``_``), so ``az.summary``, ``.sel`` and plots read it."""
+    return re.sub(r"\W", "_", f"{part}_{dim}")
 
 
 # ------------------------------------------------------------------------------ data
