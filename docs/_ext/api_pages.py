@@ -51,6 +51,7 @@ MODULES = [
     "pseudopost.release.spec",
     "pseudopost.release.schema",
     "pseudopost.release.measures",
+    "pseudopost.release.verdicts",
     "pseudopost.checks",
 ]
 

@@ -33,11 +33,14 @@ __all__ = ["Measures", "fully_synthetic", "partially_synthetic", "spec_args"]
 class Measures:
     """The tables of one release: ``utility`` (name -> table, in report order) and
     ``disclosure``, with the explanatory note the report shows above each (by table name, and
-    ``"disclosure"``)."""
+    ``"disclosure"``), and optionally the ``verdicts`` that lead the report."""
 
     utility: Mapping[str, pd.DataFrame]
     disclosure: pd.DataFrame
     notes: Mapping[str, str] = field(default_factory=dict)
+    #: measure, value, reference, verdict (:mod:`pseudopost.release.verdicts`): the report's
+    #: first section when given
+    verdicts: pd.DataFrame | None = None
 
 
 def spec_args(spec: ReleaseSpec) -> dict[str, Any]:

@@ -8,6 +8,8 @@ base64 PNG. One page layout for every mechanism (:func:`build_report`):
    assumptions, source), then the adapter's own privacy figures (e.g. the pseudo posterior's
    by-record Lipschitz bounds and weights; the budget per stage of REPS, PRISM and the entropy
    release; REPS's per-record epsilon);
+   then the **Verdicts** when the adapter gives them (each measure beside a reference:
+   :mod:`pseudopost.release.verdicts`);
 2. **Real vs synthetic marginals**: ECDFs of numeric columns, category shares of the others;
 3. **Utility** and **Disclosure risk**: the tables of :mod:`pseudopost.release.measures`, each
    with its note;
@@ -213,6 +215,12 @@ def build_report(
     ]
     if parts.warnings:
         page.append(warning_box(parts.warnings_title, parts.warnings))
+    if measures.verdicts is not None:
+        page += [
+            "<h2>Verdicts</h2>",
+            note("Each measure beside its reference; the details follow below."),
+            table(measures.verdicts),
+        ]
     page += [
         *parts.before,
         "<h2>Real vs synthetic marginals</h2>",

@@ -232,6 +232,8 @@ def _write(
         "utility": {name: records(t) for name, t in measures.utility.items()},
         "disclosure": records(measures.disclosure),
     }
+    if measures.verdicts is not None:
+        privacy["verdicts"] = records(measures.verdicts)
     privacy = jsonable(privacy)
     write_json(privacy, stage / "privacy.json")
     names.append("privacy.json")

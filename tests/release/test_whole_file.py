@@ -104,6 +104,17 @@ def test_release_folder_privacy_record_and_report(released):
     assert {"repU", "DiSCO"} <= set(p["disclosure"][0])
     page = (out / "report.html").read_text()
     assert "Columns and their parts" in page and "weight floor" in page
+    # the verdicts lead the measures: each beside its reference, the worst tables named
+    assert page.index("<h2>Verdicts</h2>") < page.index("<h2>Utility</h2>")
+    verdicts = {r["measure"]: r for r in p["verdicts"]}
+    spmse = [r["S_pMSE (synthpop's null)"] for r in p["utility"]["propensity score (S_pMSE, CART)"]]
+    assert float(verdicts["S_pMSE (CART propensity, synthpop's null)"]["value"]) == pytest.approx(
+        np.mean(spmse), rel=1e-2
+    )
+    pairs = verdicts["worst pairs (two-way tables), S_pMSE"]["value"]
+    assert pairs.count(":") == 3  # three pairs named as "a:b (S_pMSE)"
+    assert verdicts["synthetic records breaking a declared rule or zero"]["value"] == "0"
+    assert "Dorig" in verdicts["DiSCO (% of real records disclosed, correct)"]["reference"]
     syn = pd.read_csv(out / "synthetic-1.csv")
     assert syn.wage[syn.employed == "no"].isna().all()
     assert not ((syn.employed == "yes") & (syn.age < 18)).any()
@@ -347,3 +358,19 @@ def test_the_release_flags_after_synthesis(monkeypatch):
     assert ADAPTERS["whole_file"].synthesize(None, produced) is syn
     assert len(produced.warnings) == 1
     assert "'age'" in produced.warnings[0] and "below the real minimum" in produced.warnings[0]
+
+
+def test_verdicts_read_each_measure_against_its_reference():
+    from pseudopost.release.verdicts import CLOSE, SYNTHPOP_CART_SPMSE, verdicts
+
+    tables = pd.DataFrame({"S_pMSE": [1.2, 40.0, 7.0, 2.0]}, index=["a:b", "a:c", "b:c", "c:d"])
+    ones = pd.DataFrame({"S_pMSE": [0.5, 1.0]}, index=["a", "b"])
+    top = max(SYNTHPOP_CART_SPMSE.values())
+    for value, word in ((CLOSE / 2, "close"), ((CLOSE + top) / 2, "within"), (top * 2, "beyond")):
+        t = verdicts([value, value], ones, tables, [], 0).set_index("measure")
+        assert t.loc["S_pMSE (CART propensity, synthpop's null)", "verdict"].startswith(word)
+    t = verdicts([20.0], ones, tables, ["age"], 3).set_index("measure")
+    assert t.loc["worst pairs (two-way tables), S_pMSE", "value"].startswith("a:c (40), b:c (7)")
+    assert t.loc["worst columns (one-way tables), S_pMSE", "verdict"] == "close"
+    assert t.loc["columns beyond the real range", "value"] == "age"
+    assert "defect" in t.loc["synthetic records breaking a declared rule or zero", "verdict"]

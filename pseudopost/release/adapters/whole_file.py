@@ -102,6 +102,7 @@ from pseudopost.release.adapters.pseudo_posterior import (
 from pseudopost.release.errors import SpecError
 from pseudopost.release.measures import Measures
 from pseudopost.release.schema import ReleaseSpec, Schema, fail
+from pseudopost.release.verdicts import verdicts
 
 __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
@@ -608,6 +609,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         }
         cols = spec.columns
         shares, broken, prop, tabs, disc = [], [], [], [], []
+        first: dict[str, pd.DataFrame] = {}
         for j, syn in enumerate(synthetic, start=1):
             shares.append(_status_shares(plan, coded, syn, j))
             broken.append(_violations(decl, syn, j))
@@ -616,6 +618,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             prop.append({"dataset": j, "pMSE": pu.pMSE, "S_pMSE": pu.S_pMSE,
                          "S_pMSE (synthpop's null)": pu.S_pMSE_synthpop})  # fmt: skip
             t = utility_tables(real[cols], syn[cols], tables="twoway", missing_codes=codes)
+            if j == 1:
+                first["twoway"] = t
+                first["oneway"] = utility_tables(real[cols], syn[cols], tables="oneway",
+                                                 missing_codes=codes)  # fmt: skip
             tabs.append({
                 "dataset": j, "tables": len(t),
                 "median S_pMSE": float(t["S_pMSE"].median()), "max S_pMSE": float(t["S_pMSE"].max()),
@@ -660,7 +666,13 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 "target of [disclosure]."
             ),
         }
-        return Measures(utility, pd.DataFrame(disc), notes)
+        beyond = [c for c, _ in _beyond_columns(_real_ranges(real[cols]), synthetic)]
+        table = verdicts(
+            [p["S_pMSE (synthpop's null)"] for p in prop], first.get("oneway"),
+            first.get("twoway"), beyond, sum(int(r[2]) for b in broken for r in b),
+            pd.DataFrame(disc) if disc else None,
+        )  # fmt: skip
+        return Measures(utility, pd.DataFrame(disc), notes, verdicts=table)
 
     def privacy_record(self, spec: ReleaseSpec, produced: Produced) -> dict[str, Any]:
         record = super().privacy_record(spec, produced)
@@ -823,6 +835,15 @@ def _beyond_real_range(real: pd.DataFrame, synthetic: list[pd.DataFrame]) -> lis
 
 
 def _beyond_ranges(ranges: Mapping, synthetic: list[pd.DataFrame]) -> list[str]:
+    return [
+        f"column {c!r}: synthetic values {' and '.join(sides)} (inside its support); declare "
+        "the codebook's range (bounds) if they are implausible"
+        for c, sides in _beyond_columns(ranges, synthetic)
+    ]
+
+
+def _beyond_columns(ranges: Mapping, synthetic: list[pd.DataFrame]) -> list[tuple[str, list]]:
+    """Each column whose synthetic values leave its range, with the sides they leave by."""
     out = []
     for c, (lo, hi) in ranges.items():
         sides = set()
@@ -835,10 +856,7 @@ def _beyond_ranges(ranges: Mapping, synthetic: list[pd.DataFrame]) -> list[str]:
             if (v > hi).any():
                 sides.add("above the real maximum")
         if sides:
-            out.append(
-                f"column {c!r}: synthetic values {' and '.join(sorted(sides))} (inside its "
-                f"support); declare the codebook's range (bounds) if they are implausible"
-            )
+            out.append((c, sorted(sides)))
     return out
 
 
