@@ -168,6 +168,9 @@ def test_report_is_self_contained_with_plots(released):
         assert base64.b64decode(img.split('"', 1)[0]).startswith(b"\x89PNG\r\n\x1a\n")
     for text in ("Lipschitz", "Utility", "Disclosure risk", "Sampler diagnostics", "U_m"):
         assert text in page
+    # per-parameter diagnostics folded under a verdict line per fit
+    diag = page[page.index("Sampler diagnostics"):]
+    assert diag.count("<details><summary>") >= 2 and "largest R-hat" in diag
 
 
 def test_demo_command_keeps_its_flags():

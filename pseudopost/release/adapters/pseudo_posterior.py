@@ -44,6 +44,7 @@ synthesis. The saved fit (``fit.nc``) lets ``pseudopost account`` recompute epsi
 
 from __future__ import annotations
 
+import html
 import inspect
 import json
 import math
@@ -432,10 +433,21 @@ class PseudoPosteriorAdapter(MechanismAdapter):
             ),
             report.violins({"alpha": result.alpha.to_numpy()}, "Record weights", "alpha_i"),
         ]
-        after = ["<h2>Sampler diagnostics</h2>"]
+        from pseudopost._cards import diagnostics_verdict
+
+        after = [
+            "<h2>Sampler diagnostics</h2>",
+            report.note("Per fit, the verdict over its parameters; open a fit for its table "
+                        "(parameters named by their predictors and levels)."),
+        ]  # fmt: skip
         for fit, d in result.diagnostics.items():
-            after.append(f"<h3>{fit} fit ({d.divergences} divergences)</h3>")
-            after.append(report.table(d.table))
+            problems = list(d.problems()) if hasattr(d, "problems") else []
+            inner = report.warning_box("Problems", problems) if problems else ""
+            after.append(
+                f"<details><summary><b>{html.escape(str(fit))} fit</b>: "
+                f"{html.escape(diagnostics_verdict({fit: d}))}</summary>"
+                f"{inner}{report.table(d.table)}</details>"
+            )
         return report.ReportParts(facts, before, after, produced.warnings, "Sampler warnings")
 
     def write_files(self, stage: Path, spec: ReleaseSpec, produced: Produced) -> list[str]:
