@@ -588,13 +588,23 @@ def _support_from(
     noisy: np.ndarray, edges: np.ndarray, tau: float, heavy: float, tau_next: float, gap: int
 ):
     passing = noisy >= tau
-    # no cell passes (a small file): the cell of the largest noisy count (post-processing);
-    # else the passing cells connected to the largest one (the bulk) across gaps of at most
-    # ``gap`` cells, so a lone empty cell passing far out cannot stretch the support to it
-    bulk = int(np.argmax(np.where(passing, noisy, -np.inf) if passing.any() else noisy))
-    first, last = (
-        _connected(passing, noisy >= tau_next, edges, bulk, gap) if passing.any() else (bulk,) * 2
-    )
+    z = int(np.searchsorted(edges, 0.0, side="right") - 1)  # the cell holding 0
+    if passing.any():
+        # the passing cells connected to the largest one (the bulk; not the cell of 0, a spike,
+        # when another passes) across gaps of at most ``gap`` cells, so that a lone empty cell
+        # passing far out cannot stretch the support to it; a cell at twice the threshold
+        # (which an empty cell passes with probability about e^{-2(ln K + 5)}) is kept wherever
+        # it lies, a separate cluster of the data
+        start = passing.copy()
+        if start.sum() > 1:
+            start[z] = False
+        bulk = int(np.argmax(np.where(start, noisy, -np.inf)))
+        first, last = _connected(passing, noisy >= tau_next, edges, bulk, gap)
+        strong = np.flatnonzero(noisy >= 2.0 * tau)
+        if strong.size:
+            first, last = min(first, int(strong[0])), max(last, int(strong[-1]))
+    else:  # no cell passes (a small file): the cell of the largest noisy count
+        first = last = int(np.argmax(noisy))
     # a tail goes on while the next cell out reaches the lower threshold tau_next
     while first > 0 and noisy[first - 1] >= tau_next:
         first -= 1
@@ -602,7 +612,6 @@ def _support_from(
         last += 1
     # the cell holding 0 is next to the smallest magnitudes of either sign (the decades between
     # them and 10^-6 are empty in any column of ordinary magnitudes)
-    z = int(np.searchsorted(edges, 0.0, side="right") - 1)
     if first > z and noisy[z] >= tau_next:
         first = z
     if last < z and noisy[z] >= tau_next:
@@ -649,9 +658,10 @@ def dp_support(
     :math:`\tfrac12 e^{-5}` = 0.3 %) (the largest noisy cell when none does), and of them the
     ones connected to the largest (the bulk) across runs of at most one decade of failing cells
     (:func:`support_gap`; cells inside [-1, 1], or reaching the lower threshold below, crossed
-    freely), so an empty cell that passes
+    freely; the cell of 0 is not the bulk when another cell passes), so an empty cell that passes
     far from the data cannot stretch the support to it (a CPS wage column's support reached
-    :math:`10^{11}` so, its synthetic wages with it);
+    :math:`10^{11}` so, its synthetic wages with it), while a cell at twice the threshold is
+    kept wherever it lies (a separate cluster);
     then each end grows one cell at a time while the next cell out reaches the threshold of
     two cells (the cell holding 0 counting as next to the first cell of either sign), :math:`(\ln 2 + 4)/\varepsilon` (``margin_next``; a tail is looked for only next to the data,
     where an empty cell passes with probability :math:`\tfrac12 e^{-4}` per step, rather than

@@ -576,6 +576,13 @@ def test_support_keeps_the_cells_connected_to_the_bulk():
     assert support(near) == (1.0, 1e4)
     both = _support_counts(np.concatenate([-wages, wages]), edges)
     assert support(both) == (-100.0, 100.0)  # the sub-unit cells between the signs crossed
+    # a spike at 0 larger than any other cell is not the bulk: incomes of 1e3-1e5 kept
+    incomes = np.concatenate([np.zeros(9000), np.random.default_rng(1).uniform(1e3, 1e5, 3000)])
+    assert support(_support_counts(incomes, edges)) == (0.0, 1e5)
+    # a separate cluster at twice the threshold is data, not noise: kept
+    far = noisy.copy()
+    far[np.searchsorted(edges, 1e6)] = 900.0
+    assert support(far) == (1.0, 1e7)
 
 
 def test_support_resolution_coarsens_at_small_budgets():

@@ -11,7 +11,15 @@ only, never on the confidential data's moments (DESIGN.md section 9):
   transform (``log``, ``log1p``, ``(centre, scale)``; ``log`` by default for a log-normal
   column), 0 when the value is not observed, plus **linear-spline** terms
   :math:`(t(x) - t(\kappa))_+` at each declared knot :math:`\kappa` (0 when not observed;
-  named ``"{column}>{knot}"``).
+  named ``"{column}>{knot}"``). When the column's support :math:`[\ell, h]` is public (a
+  bounded grid, listed values or bins: declared, or from the structure stage) the value and
+  spline terms are measured in units of the support's width, :math:`(t(x) - t(\ell)) /
+  (t(h) - t(\ell))` in [0, 1] (``span``), so the coefficients' priors (sd 2.5 on the logit
+  scale) read as effects across the support whatever the column's unit: Gelman, Jakulin,
+  Pittau & Su (2008) scale inputs by their sd, which is confidential; the support's width is
+  public. Without it an income in dollars made a location-scale part's
+  :math:`e^{-z^\top\gamma}` overflow (a dispersion coefficient of 0.01 per dollar is
+  :math:`e^{1000}` at 10^5 dollars) and a record's log-likelihood reach -10^274.
   Knots are public: declared (e.g. from a codebook's bands) or released by the structure
   stage at the column's noisy quartiles (:mod:`pseudopost.mechanisms.structure`, paid from
   ``structure_epsilon``); knots read off the data's quantiles here would be outside every
@@ -37,7 +45,7 @@ import numpy as np
 
 from pseudopost.models.file.encoding import EncodedColumn
 
-__all__ = ["ColumnFeatures", "Design"]
+__all__ = ["ColumnFeatures", "Design", "public_span"]
 
 
 def _apply(t: object, x: np.ndarray) -> np.ndarray:
@@ -65,6 +73,8 @@ class ColumnFeatures:
     column: EncodedColumn
     transform: object = None
     knots: tuple[float, ...] = ()
+    #: (t(low), t(high)) of the public support, the unit of the value and spline terms
+    span: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         c = self.column
@@ -91,6 +101,13 @@ class ColumnFeatures:
                     f"The knots of column {c.name!r} must be > {low:g} for its transform "
                     f"{self.transform!r}. Got {list(self.knots)}."
                 )
+
+    def _unit(self, t: np.ndarray) -> np.ndarray:
+        """Transformed values in units of the support's width (module docstring)."""
+        if self.span is None:
+            return t
+        lo, hi = self.span
+        return (t - lo) / (hi - lo)
 
     @property
     def _has_value(self) -> bool:
@@ -140,10 +157,10 @@ class ColumnFeatures:
         obs = status == 0
         x = np.zeros(status.shape[0])
         with np.errstate(divide="ignore", invalid="ignore"):
-            x[obs] = _apply(self.transform, np.asarray(values, dtype=np.float64)[obs])
+            x[obs] = self._unit(_apply(self.transform, np.asarray(values, dtype=np.float64)[obs]))
         cols = [ind, x[:, None]]
         for k in self.knots:
-            tk = float(_apply(self.transform, np.array([k]))[0])
+            tk = float(self._unit(_apply(self.transform, np.array([k])))[0])
             cols.append(np.where(obs, np.maximum(x - tk, 0.0), 0.0)[:, None])
         out = np.concatenate(cols, axis=1)
         if not np.isfinite(out).all():
@@ -153,6 +170,16 @@ class ColumnFeatures:
                 f"{_text(self.transform, self.column.name)}."
             )
         return out
+
+
+def public_span(transform: object, low: float, high: float) -> tuple[float, float] | None:
+    """:attr:`ColumnFeatures.span` of a public support [low, high] under ``transform``, or
+    None when it has no finite positive width there (a log of 0)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = _apply(transform, np.array([low, high], dtype=np.float64))
+    if not np.all(np.isfinite(t)) or t[1] <= t[0]:
+        return None
+    return float(t[0]), float(t[1])
 
 
 def _name(c: EncodedColumn, status: int, label: str) -> str:

@@ -47,7 +47,7 @@ from pseudopost.models.file.choice import MANY_LEVELS, ColumnChoice, choose
 from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
 from pseudopost.models.file.declarations import Declarations
 from pseudopost.models.file.derived import check_derived
-from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for
+from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for, public_span
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
 from pseudopost.models.file.heaps import Heaps, position_features
@@ -462,7 +462,9 @@ def _column_parts(
             value_constant = int(held[0])
     elif observed.any():
         inputs, preds, left = _selected(names, X, observed)
-        options = {} if points is None else {"n_levels": int(points.size), "scaled": scaled}
+        # two levels: one cutpoint, whose location and scale a logit cannot tell apart well
+        options = {} if points is None else {"n_levels": int(points.size),
+                                             "scaled": scaled and points.size > 2}  # fmt: skip
         if bins is not None and choice.family == "binned":
             options = {"n_levels": bins.n_bins, "log_widths": bins.log_widths, "scaled": scaled}
         part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
@@ -547,16 +549,20 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             observed = ~fixed[c] & (col.status == 0)
             part = make_part(ch.family, c, name=f"{c}.value")
             _check_support(part, np.where(observed, col.values, np.nan), observed, c)
+    transforms = {c: decl.transforms.get(c, _default_transform(choices[c])) for c in encoded}
     features = {
-        c: ColumnFeatures(encoded[c], decl.transforms.get(c, _default_transform(choices[c])),
-                          decl.knots.get(c, ()))
+        c: ColumnFeatures(encoded[c], transforms[c], decl.knots.get(c, ()),
+                          _span(c, decl, transforms[c]))
         for c in encoded
     }  # fmt: skip
     for c in [*decl.transforms, *decl.knots]:
         if c in decl.drop:
             raise ValueError(f"A transform or knots are declared for the dropped column {c!r}.")
     # a column whose knots go to some later columns only enters the others linearly
-    linear = {c: ColumnFeatures(encoded[c], features[c].transform) for c in decl.knot_columns}
+    linear = {
+        c: ColumnFeatures(encoded[c], features[c].transform, span=features[c].span)
+        for c in decl.knot_columns
+    }
     unlinked = many_level_columns(encoded, decl)
     inputs_of = {c: _inputs(c, order, kept_names, decl, unlinked) for c in order}
     for c in order:  # an automatic Dirichlet-categorical (many levels) has no predictors
@@ -571,9 +577,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
                 and len(encoded[c].levels) > 2):  # fmt: skip
             widths = {x: (linear[x] if x in linear and c not in decl.knot_columns[x]
                           else features[x]).width for x in inputs_of[c]}  # fmt: skip
-            inputs_of[c], trimmed[c] = trimmed_inputs(
-                inputs_of[c], widths, len(encoded[c].levels)
-            )
+            inputs_of[c], trimmed[c] = trimmed_inputs(inputs_of[c], widths, len(encoded[c].levels))
     for x, where in decl.knot_columns.items():
         for c in where:
             if c not in inputs_of or x not in inputs_of[c]:
@@ -732,6 +736,22 @@ def grid_points(g: Grid, col: EncodedColumn) -> np.ndarray:
         return g.points(forbidden=(*col.info.codes, *col.info.spikes))
     except ValueError as exc:
         raise ValueError(f"Column {col.name!r}: {exc}") from None
+
+
+def _span(c: str, decl: Declarations, transform: object) -> tuple[float, float] | None:
+    """The public support of column ``c`` as its features' unit
+    (:func:`~pseudopost.models.file.design.public_span`): a declared or DP grid's bounds or
+    listed values, or its bins' outer edges; None without one."""
+    g, b = decl.grid.get(c), decl.bins.get(c)
+    if b is not None:
+        low, high = b.edges[0], b.edges[-1]
+    elif g is not None and g.bounds is not None:
+        low, high = g.bounds
+    elif g is not None and g.listed:
+        low, high = g.values[0], g.values[-1]
+    else:
+        return None
+    return public_span(transform, float(low), float(high))
 
 
 def _default_transform(ch: ColumnChoice) -> object:
