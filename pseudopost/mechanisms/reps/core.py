@@ -169,6 +169,7 @@ class RepsRelease(ReleaseCard):
     def _card_details(self) -> list[tuple[str, str]]:
         k, width = np.shape(self.noisy_statistics)
         return [
+            ("neighbours", "one record replaced by the null record; the whole release (Theorem 1)"),
             ("released", f"noisy weighted statistics of {self.n} records ({k} labels x {width})"),
             ("weights", f"{self.weight_map} (gamma {self.gamma:g}, tau {self.tau:g})"),
             ("noise", f"Gaussian sigma {self.sigma:.4g} ({self.calibration}), clip {self.clip:g}"),
