@@ -22,8 +22,9 @@ For each synthesized numeric column with no declared model, grid or bins:
 2. **Support** :math:`[\ell, h]`. A declared range, or one Laplace histogram over public
    logarithmic cells (up to ten per decade, fewer when the budget and the noisy count are
    small; each integer its own cell below 10 for an integer column): the cells whose noisy
-   count reaches :math:`\tau = (\ln K + 5)/\varepsilon` (K cells), from the lowest to the
-   highest, each end then growing into its tail while the next cell reaches
+   count reaches :math:`\tau = (\ln K + 5)/\varepsilon` (K cells) and are connected to the
+   bulk (or reach :math:`2\tau`), from the lowest to the highest, each end then growing into
+   its tail while the next cell reaches
    :math:`(\ln 2 + 4)/\varepsilon` (``dp_support``), then
    the recording grid's points inside it. With a budget of a fraction of 1 per column a tail thinner than some :math:`\tau`
    records per cell cannot be seen; its values are coded to the support's edge (a DP top- and
