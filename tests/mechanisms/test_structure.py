@@ -264,3 +264,31 @@ def test_a_heaped_binned_column_keeps_its_heaps_in_the_synthetic_file():
     assert share(syn[low]) > share(syn[~low]) + 0.1
     assert (syn >= s.support[0]).all() and (syn <= s.support[1]).all()
     assert "wage.heap" in out.choices.set_index("column").loc["wage", "parts"]
+
+
+def test_support_ends_are_bins_of_their_own_where_a_topcode_piles_up():
+    """A codebook's topcode (``bounds``) piles records at the support's end; each end is a bin
+    of its own (no budget: public edges), so the synthetic file keeps the pile there instead of
+    spreading it over the top bin (Adult's capital gains of 99,999)."""
+    from pseudopost.mechanisms.structure import _end_bins
+
+    assert _end_bins((0.0, 10.0, 100.0), 0.0, 100.0, 1.0) == (0.0, 0.5, 10.0, 99.5, 100.0)
+    assert _end_bins((0.0, 10.0, 100.0), 0.0, 100.0, 1.0, skip=(0.0,)) == (0.0, 10.0, 99.5, 100.0)
+    assert _end_bins((1.0, 2.0, 3.0), 1.0, 3.0, 5.0) == (1.0, 2.0, 3.0)  # no room: unchanged
+    rng = np.random.default_rng(0)
+    gain = np.round(np.exp(rng.normal(8.5, 1.0, 2500))).clip(1, 99999)
+    gain[rng.random(2500) < 0.06] = 99999  # "99,999 or more"
+    frame = pd.DataFrame({"gain": gain.astype(np.int64)})
+    frame["hours"] = rng.integers(10, 60, size=2500)
+    out = _quiet(synthesize, frame, bounds={"gain": (0, 99999)}, seed=1, **FAST)
+    s = out.structure.columns["gain"]
+    assert s.model == "binned" and s.bins[-2:] == (99998.5, 99999.0)
+    syn = out.synthetic["gain"].to_numpy()
+    real_share, syn_share = np.mean(gain == 99999), np.mean(syn == 99999)
+    assert abs(syn_share - real_share) < 0.03, (syn_share, real_share)
+    # the pile is not spread below the topcode (in one wide top bin a quarter of it would lie
+    # in its last quarter), and the weights do not move the top bins' mass into the end bin:
+    # a bin's likelihood is its mass, so its width is no risk (BinnedPart)
+    assert np.mean((syn > 99000) & (syn < 99999)) < 0.002
+    below = (gain > s.bins[-4]) & (gain < 99999)
+    assert np.mean((syn > s.bins[-4]) & (syn < 99999)) > 0.5 * np.mean(below)

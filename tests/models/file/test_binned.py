@@ -1,5 +1,6 @@
 """Declared bins: a numeric column as a histogram density over public bins (the binned part).
-Bins and their checks, the part's log-likelihood as log P(bin) - log width by hand with SciPy,
+Bins and their checks, the part's log-likelihood as the bin's log mass log P(bin) by hand with
+SciPy (its density log P(bin) - log width on request),
 the record log-likelihood (status + binned value) and the accountant against brute force,
 synthetic values inside their drawn bins and never a code, a small fit, and bad declarations."""
 
@@ -34,7 +35,7 @@ def test_bins_index_draw_and_checks():
         Bins.parse("0-10", "x")
 
 
-def test_binned_part_is_log_p_bin_minus_log_width():
+def test_binned_part_is_the_bins_log_mass_and_its_density_on_request():
     rng = np.random.default_rng(3)
     n, k = 200, len(EDGES) - 1
     X = rng.integers(0, 2, (n, 1)).astype(float)
@@ -47,14 +48,19 @@ def test_binned_part_is_log_p_bin_minus_log_width():
     x = part.initial_point(0) + rng.normal(scale=0.3, size=part.layout.size)
     v, g = part.log_density(part.statistics(data, w)).logp_grad(x)
     vc, gc = cum.log_density(cum.statistics(data, w)).logp_grad(x)
-    assert v == pytest.approx(vc - w @ np.asarray(lw)[y.astype(int)], rel=1e-12)
-    np.testing.assert_allclose(g, gc, rtol=1e-12)  # the widths are constants of the data
+    # the mass: the cumulative part's log density exactly (the widths, constants of the data,
+    # are not in the likelihood, the risk or the accountant's bound)
+    assert v == pytest.approx(vc, rel=1e-12)
+    np.testing.assert_allclose(g, gc, rtol=1e-12)
     draws = part.layout.unpack(x[None, :])
     c = np.concatenate([[-np.inf], draws["cutpoints"][0], [np.inf]])
     eta = X[:, 0] * draws["beta"][0, 0]
     j = y.astype(int)
     ref = np.log(stats.logistic.cdf(c[j + 1] - eta) - stats.logistic.cdf(c[j] - eta))
-    np.testing.assert_allclose(part.loglik(draws, data)[0], ref - np.asarray(lw)[j], rtol=1e-11)
+    ll = part.loglik(draws, data)[0]
+    np.testing.assert_allclose(ll, ref, rtol=1e-11)
+    assert np.all(ll <= 0.0)
+    np.testing.assert_allclose(part.log_density_values(ll, y), ref - np.asarray(lw)[j], rtol=1e-11)
     with pytest.raises(ValueError, match=r"'log_widths' must hold 6 finite numbers"):
         make_part("binned", "y", (), n_levels=k, log_widths=(0.0,))
 
@@ -92,7 +98,6 @@ def _by_hand(frame, draws, m):
     eta = Xa[:, 0] * p["v.value::beta"][0]
     s = np.exp(-Xa[:, 0] * p["v.value::gamma"][0])  # location-scale (the default)
     lv = np.log(stats.logistic.cdf((c[j + 1] - eta) * s) - stats.logistic.cdf((c[j] - eta) * s))
-    lv -= np.log(np.diff(EDGES))[j]
     return f + np.where(obs, lv, 0.0)
 
 
