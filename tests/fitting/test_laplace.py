@@ -145,7 +145,8 @@ def test_newton_damping_is_scale_free_past_a_non_concave_point():
 
     found = laplace._newton(f, lambda x: np.diag([1e14, 3 * x[1] ** 2 - 1]), np.array([1e-7, 0.1]))
     assert found is not None
-    x, H = found
+    x, H, converged = found
+    assert converged
     np.testing.assert_allclose(x, [0.0, 1.0], atol=1e-3)
     assert np.all(np.linalg.eigvalsh(H) > 0)
 
@@ -288,3 +289,26 @@ def test_laplace_draws_fall_back_to_nuts_without_an_exact_hessian():
         stats, draws=50, tune=50, chains=1, seed=0, laplace=True
     )
     assert "sample_stats" in tree.children
+
+
+def test_newton_short_of_the_mode_keeps_its_best_point_and_a_dense_factor(monkeypatch):
+    """Newton stopped short (its step limit: a near-deterministic column's location-scale part
+    creeps towards a far mode) keeps the last iterate, above the start in log density, and a
+    dense factor of the (damped) Hessian there, flagged as not the Laplace approximation; the
+    old fallback threw the iterates away for a diagonal factor (489 leapfrog steps per draw)."""
+    part, stats = _stats("ordinal", {"n_levels": 4})
+    density = part.log_density(stats)
+    start = laplace._start(part, stats, laplace.MAX_DIM)
+    monkeypatch.setattr(laplace, "_NEWTON_MAX", 1)
+    monkeypatch.setattr(laplace, "_near_mode", lambda *a: pytest.fail("difference path taken"))
+    x0, L, exact = laplace.laplace_approximation(part, stats)
+    assert not exact
+    assert density.logp_grad(x0)[0] > density.logp_grad(start)[0]
+    assert np.count_nonzero(L - np.diag(np.diag(L))) > 0  # dense
+    found = laplace._newton(laplace._negative(density), lambda x: -density.hessian(x), start)
+    assert found is not None and found[2] is False
+    # a Hessian that is nowhere positive definite: the damped factor, still dense
+    H = np.array([[1.0, 2.0], [2.0, 1.0]])
+    Ld = laplace._damped_factor(H)
+    assert Ld is not None and np.all(np.linalg.eigvalsh(np.linalg.inv(Ld @ Ld.T)) > 0)
+    assert laplace._factor(H) is None
