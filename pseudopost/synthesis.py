@@ -64,6 +64,7 @@ from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPoster
 from pseudopost.mechanisms.pseudo_posterior.core import (
     FILE_CHAINS,
     FILE_DRAWS,
+    FILE_RAKE_MIN_WEIGHT,
     FILE_RISK_FIT,
     FILE_TUNE,
     FILE_WEIGHT_FLOOR,
@@ -79,6 +80,9 @@ __all__ = ["Choice", "SynthesisResult", "choose_model", "model_class", "synthesi
 
 #: default weight floor of :func:`synthesize` (see :func:`~pseudopost.risk.weights.level_floor`)
 WEIGHT_FLOOR = FILE_WEIGHT_FLOOR
+#: default smallest total weight of :func:`synthesize`'s raking (:func:`~pseudopost.risk.
+#: weights.level_rake`)
+RAKE_MIN_WEIGHT = FILE_RAKE_MIN_WEIGHT
 #: default sampling of every part (see :func:`synthesize`'s ``draws``)
 DRAWS, TUNE, CHAINS = FILE_DRAWS, FILE_TUNE, FILE_CHAINS
 
@@ -313,6 +317,7 @@ def synthesize(
     scale: float = 1.0,
     shift: float = 0.0,
     weight_floor: float = WEIGHT_FLOOR,
+    rake_min_weight: float | None = RAKE_MIN_WEIGHT,
     floor_cost: bool = False,
     target_epsilon: float | None = None,
     risk_fit: str = FILE_RISK_FIT,
@@ -424,6 +429,14 @@ def synthesize(
         Every level of every categorical part keeps at least this share of its weighted share
         (0: the papers' weights; 1: shares kept exactly); ``floor_cost`` also fits without the
         floor and records the epsilon it would have had (``result.epsilon_without_floor``).
+    rake_min_weight
+        Then lower (never raise) weights so that every level of every categorical, status and
+        heap part has its share in the data again (raking downwards: the risk weights move the
+        margins towards the typical records; :func:`~pseudopost.risk.weights.level_rake`),
+        stopping before the total weight, the weighted likelihood's effective number of records,
+        falls below this (default 2,000; ``None``: no raking; 0: to convergence). Lowering
+        weights lowers the epsilon; ``result.datatree["privacy"].attrs`` has the totals
+        (``weight_total_before_rake``, ``weight_total``).
     risk_fit
         How the risk step draws the unweighted posterior whose log-likelihoods score each
         record's risk: ``"laplace"`` (default: each part's Laplace approximation,
@@ -531,6 +544,7 @@ def synthesize(
         floor_cost=floor_cost,
         workers=workers,
         risk_fit=risk_fit,
+        rake_min_weight=rake_min_weight,
     )
     result = mechanism.fit(
         data, draws=draws, tune=tune, chains=chains, seed=fit_seed, progress=progress

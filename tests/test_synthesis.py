@@ -303,6 +303,37 @@ def test_papers_weights_let_the_riskiest_level_vanish():
     assert np.all(half >= alpha)  # raised, never lowered
 
 
+def test_raking_restores_the_level_shares_and_lowers_epsilon():
+    """The risk weights move a categorical column's weighted shares towards its typical level;
+    raking (rake_min_weight=0: to convergence) lowers weights until every level part's weighted
+    shares are the data's, never raises one, and the accountant's epsilon does not rise; the
+    totals are recorded. None keeps the floored weights."""
+    rng = np.random.default_rng(11)
+    n = 400
+    g = rng.choice(["common", "mid", "rare"], n, p=[0.7, 0.22, 0.08])
+    frame = pd.DataFrame({"g": g, "x": np.round(rng.normal(np.where(g == "rare", 5, 0), 1), 1)})
+    kw = {"draws": 60, "tune": 60, "chains": 1, "seed": 2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = synthesize(frame, rake_min_weight=None, **kw)
+        raked = synthesize(frame, rake_min_weight=0, **kw)
+    groups = raked.model.level_groups(raked.result.prepared)
+    a0, a1 = np.asarray(plain.alpha), np.asarray(raked.alpha)
+    assert np.all(a1 <= a0 + 1e-12) and a1.sum() < a0.sum()
+    for level in groups.values():
+        on = level >= 0
+        for k in np.unique(level[on]):
+            data = np.mean(level[on] == k)
+            assert a1[on][level[on] == k].sum() / a1[on].sum() == pytest.approx(data, rel=1e-3)
+    p0, p1 = plain.result.datatree["privacy"].attrs, raked.result.datatree["privacy"].attrs
+    assert p0["weight_total"] == pytest.approx(p0["weight_total_before_rake"])
+    assert p1["weight_total"] == pytest.approx(a1.sum()) and p1["rake_min_weight"] == 0.0
+    assert p1["weight_total"] < p1["weight_total_before_rake"] == pytest.approx(a0.sum())
+    assert raked.epsilon <= plain.epsilon * 1.1  # lower weights, a bound no larger (noise aside)
+    with pytest.raises(ValueError, match=r"'rake_min_weight' must be a number >= 0 or None"):
+        synthesize(frame, rake_min_weight=-1, **kw)
+
+
 # ---------------------------------------------------------------------- threads and SPSS
 def test_same_seed_same_file_whatever_the_number_of_threads(small):
     frame = small.assign(g=small.g.where(small.index % 7 != 0, None))

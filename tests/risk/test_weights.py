@@ -70,3 +70,35 @@ def test_risk_summary_refuses_bad_input():
         risk_summary(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="record 2"):
         risk_summary(np.array([1.0, 2.0, np.nan]))
+
+
+def test_level_rake_lowers_weights_to_the_data_shares():
+    """Raking downwards: each grouping's weighted shares become the data's, no weight rises,
+    the most under-represented level keeps its weights (one grouping), and ``keep`` bounds
+    the total weight lost (two groupings, checked against the shares by hand)."""
+    from pseudopost.risk.weights import level_rake
+
+    rng = np.random.default_rng(0)
+    n = 600
+    g = rng.choice(3, n, p=[0.6, 0.3, 0.1])
+    h = rng.choice(2, n)
+    alpha = np.clip(np.where(g == 0, 0.95, np.where(g == 1, 0.6, 0.3)) + rng.normal(0, 0.05, n),
+                    0, 1)  # fmt: skip
+    a1 = level_rake(alpha, [g], keep=0.0)
+    assert np.all(a1 <= alpha + 1e-15)
+    np.testing.assert_allclose(a1[g == 2], alpha[g == 2])  # the scale-setting level
+    for k in range(3):
+        assert a1[g == k].sum() / a1.sum() == pytest.approx(np.mean(g == k), rel=1e-9)
+    both = level_rake(alpha, {"g": g, "h": np.where(rng.random(n) < 0.1, -1, h)}, keep=0.0)
+    for grouping in (g, np.where(rng.random(n) < 0, -1, g)):
+        for k in range(3):
+            assert both[grouping == k].sum() / both.sum() == pytest.approx(
+                np.mean(grouping == k), rel=1e-3)
+    kept = level_rake(alpha, [g], keep=0.9)  # one step would keep ~55 %: not taken
+    np.testing.assert_array_equal(kept, alpha)
+    assert level_rake(alpha, [g], keep=0.5).sum() >= 0.5 * alpha.sum() - 1e-9
+    assert np.array_equal(level_rake(alpha, [], keep=0.0), alpha)
+    with pytest.raises(ValueError, match=r"'keep' must be in \[0, 1\]"):
+        level_rake(alpha, [g], keep=1.5)
+    with pytest.raises(ValueError, match="one level per record"):
+        level_rake(alpha, [g[:-1]], keep=0.5)

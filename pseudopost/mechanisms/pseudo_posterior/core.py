@@ -94,6 +94,7 @@ from pseudopost.risk.weights import (
     Normalisation,
     check_weight_knobs,
     level_floor,
+    level_rake,
     normalise_risk,
     risk_weights,
 )
@@ -107,6 +108,11 @@ RISK_FITS = ("nuts", "laplace")
 FILE_RISK_FIT = "laplace"
 #: the weight floor of a whole-file release (see :func:`~pseudopost.risk.weights.level_floor`)
 FILE_WEIGHT_FLOOR = 0.5
+#: raking of a whole-file release's weights to the data's level shares stops before the total
+#: weight falls below this many records (see :func:`~pseudopost.risk.weights.level_rake`): a
+#: share off by d costs d^2 in a table's fit, the posterior's noise about p(1 - p) / sum(alpha),
+#: so raking pays while sum(alpha) stays above p / d^2, some 600 records for d = 2 %
+FILE_RAKE_MIN_WEIGHT = 2000.0
 #: the sampling of every part of a whole-file release: draws, tuning steps, chains (sized for
 #: what the mechanism needs from the draws: pseudopost.synthesize's ``draws``)
 FILE_DRAWS, FILE_TUNE, FILE_CHAINS = 250, 250, 2
@@ -178,6 +184,13 @@ class PseudoPosterior:
         every categorical part keeps at least f times its share of the weighted likelihood
         (:func:`~pseudopost.risk.weights.level_floor`; a model with categorical levels, such as
         a whole-file model). 0 (default) is the papers' weights.
+    rake_min_weight
+        After the floor, lower (never raise) weights so that the levels of every categorical,
+        status and heap part keep their shares in the data (raking downwards,
+        :func:`~pseudopost.risk.weights.level_rake`), stopping before the total weight
+        :math:`\sum_i \alpha_i` (the weighted likelihood's effective number of records) would
+        fall below this; ``privacy`` attributes ``weight_total_before_rake`` and
+        ``weight_total``. None (default): no raking; 0: to convergence.
     floor_cost
         Also record the epsilon of the pseudo posterior with the weights before the floor
         (``privacy`` attribute ``epsilon_without_floor``; the number of weights the floor raised
@@ -223,6 +236,7 @@ class PseudoPosterior:
         floor_cost: bool = False,
         workers: int | None = None,
         risk_fit: Literal["nuts", "laplace"] = "nuts",
+        rake_min_weight: float | None = None,
     ) -> None:
         if isinstance(model, pm.Model):
             model = PyMCModel(model)
@@ -290,6 +304,18 @@ class PseudoPosterior:
                 f"{type(model).__name__} has none (use a whole-file model, FileModel)."
             )
         self.floor_cost = bool(floor_cost)
+        if rake_min_weight is not None:
+            if isinstance(rake_min_weight, bool) or not isinstance(rake_min_weight, (int, float)) \
+                    or not rake_min_weight >= 0:  # fmt: skip
+                raise ValueError(
+                    f"'rake_min_weight' must be a number >= 0 or None. Got {rake_min_weight!r}."
+                )
+            if not hasattr(model, "level_groups"):
+                raise ValueError(
+                    f"'rake_min_weight' rakes the levels of a model's categorical parts; "
+                    f"{type(model).__name__} has none (use a whole-file model, FileModel)."
+                )
+        self.rake_min_weight = None if rake_min_weight is None else float(rake_min_weight)
         if workers is not None:
             check_positive_int(workers, "workers")
         self.workers = workers
@@ -409,6 +435,12 @@ class PseudoPosterior:
             unfloored = alpha
             if self.weight_floor > 0:
                 alpha = level_floor(alpha, self.model.level_groups(prepared), self.weight_floor)
+            raised = int(np.count_nonzero(alpha != unfloored))
+            #    and raking down to the data's level shares (never below rake_min_weight)
+            before_rake = float(alpha.sum())
+            if self.rake_min_weight is not None and before_rake > 0:
+                keep = min(1.0, self.rake_min_weight / before_rake)
+                alpha = level_rake(alpha, self.model.level_groups(prepared), keep)
         # 3. public/sensitive split (eqs. 20-21): alpha*, c_i and the sensitive part g
         with clock("decomposition"):
             decomp = self._decomposition(fitted, unweighted, bounds, seeds[3])
@@ -416,7 +448,7 @@ class PseudoPosterior:
         # 4. the pseudo posterior (eq. 1) and its accountant, eps_x = 2 max_i Delta_i (eq. 7)
         fit = _weighted_fit(fitted, decomp, sens, alpha, seeds[1])
         clock.timings["weighted_fit"], clock.timings["accountant"] = fit.seconds
-        floor_eps, raised = None, int(np.count_nonzero(alpha != unfloored))
+        floor_eps = None
         if self.floor_cost and raised == 0:
             floor_eps = fit.epsilon  # the floor raised no weight: the same fit, no cost
         elif self.floor_cost:
@@ -443,6 +475,10 @@ class PseudoPosterior:
         )
         tree["privacy"].attrs["weight_floor"] = self.weight_floor
         tree["privacy"].attrs["weights_raised_by_floor"] = raised
+        tree["privacy"].attrs["rake_min_weight"] = (
+            -1.0 if self.rake_min_weight is None else float(self.rake_min_weight))
+        tree["privacy"].attrs["weight_total_before_rake"] = before_rake
+        tree["privacy"].attrs["weight_total"] = float(np.sum(alpha))
         if floor_eps is not None:
             tree["privacy"].attrs["epsilon_without_floor"] = floor_eps
         return PseudoPosteriorResult(

@@ -15,6 +15,9 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     weight_floor = 0.5                # every level keeps >= this share of its weighted share
                                       # (default 0.5, as pseudopost.synthesize)
     floor_cost = true                 # also fit without the floor: its cost in epsilon
+    rake_min_weight = 2000            # rake weights down to the data's level shares, keeping
+                                      # a total weight of at least this (default 2000, as
+                                      # pseudopost.synthesize; above the record count: no raking)
 
     [file]
     order = ["age", "sex", ...]       # visit sequence (default: the file's column order)
@@ -296,6 +299,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             "shift": (False, "float"),
             "normalisation": (False, "str"),
             "weight_floor": (False, "nonnegfloat"),
+            "rake_min_weight": (False, "nonnegfloat"),
             "floor_cost": (False, "bool"),
             "target_epsilon": (False, "posfloat"),
             "rtol": (False, "posfloat"),
@@ -336,12 +340,13 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         options = {
             k: mech[k]
             for k in ("scale", "shift", "normalisation", "weight_floor", "floor_cost",
-                      "target_epsilon", "rtol", "max_refits", "risk_fit")
+                      "target_epsilon", "rtol", "max_refits", "risk_fit", "rake_min_weight")
             if k in mech
         }  # fmt: skip
         from pseudopost.mechanisms.pseudo_posterior.core import (
             FILE_CHAINS,
             FILE_DRAWS,
+            FILE_RAKE_MIN_WEIGHT,
             FILE_RISK_FIT,
             FILE_TUNE,
             FILE_WEIGHT_FLOOR,
@@ -351,6 +356,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         # the risk step, weight floor and sampling as pseudopost.synthesize's defaults
         options.setdefault("risk_fit", FILE_RISK_FIT)
         options.setdefault("weight_floor", FILE_WEIGHT_FLOOR)
+        options.setdefault("rake_min_weight", FILE_RAKE_MIN_WEIGHT)
         if options["risk_fit"] not in RISK_FITS:
             raise fail("mechanism.risk_fit", options["risk_fit"], f"one of {RISK_FITS}",
                        "'laplace' (default) or 'nuts'.")  # fmt: skip
@@ -682,6 +688,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         floor = attrs.get("epsilon_without_floor")
         record["epsilon_without_floor"] = None if floor is None else float(floor)
         record["weights_raised_by_floor"] = int(attrs.get("weights_raised_by_floor", 0))
+        rake = float(attrs.get("rake_min_weight", -1.0))
+        record["rake_min_weight"] = None if rake < 0 else rake
+        record["weight_total_before_rake"] = float(attrs.get("weight_total_before_rake", 0.0))
+        record["weight_total"] = float(attrs.get("weight_total", 0.0))
         record["parts"] = produced.result.model.choices(produced.result.prepared).to_dict(
             orient="records"
         )
@@ -736,6 +746,11 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         )
         facts["weight floor"] = f"{privacy['weight_floor']:g}"
         facts["weights raised by the floor"] = str(privacy["weights_raised_by_floor"])
+        if privacy.get("rake_min_weight") is not None:
+            facts["total weight (effective records), before and after raking"] = (
+                f"{privacy['weight_total_before_rake']:,.0f} -> {privacy['weight_total']:,.0f} "
+                f"(raked to the data's level shares, at least {privacy['rake_min_weight']:,.0f})"
+            )
         facts["risk step's unweighted posterior"] = (
             "Laplace approximation, importance-resampled, where its Pareto k-hat allows "
             "(NUTS elsewhere); the weighted fit is NUTS"
