@@ -101,6 +101,7 @@ nitpick_ignore = [
     ("py:func", "trimmed_inputs"),
     # pseudopost/synthesis.py (and pseudo_posterior/core.py, models/file/model.py: level_floor)
     ("py:func", "pseudopost.risk.weights.level_floor"),
+    ("py:func", "pseudopost.risk.weights.level_rake"),
     ("py:data", "CHAINS"),
     ("py:data", "DRAWS"),
     ("py:data", "TUNE"),
