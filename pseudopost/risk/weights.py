@@ -137,6 +137,22 @@ def risk_weights(
     return weights_from_risk(risk, risk_summary(risk, method), c, g)
 
 
+def _checked(alpha, groups, share, name: str):
+    """(weights, ``share`` as a float in [0, 1], [(levels, active)] per grouping), checked for
+    :func:`level_floor` and :func:`level_rake`."""
+    a = np.asarray(alpha, dtype=float)
+    if a.ndim != 1 or np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
+        raise ValueError("'alpha' must be a vector of weights in [0, 1].")
+    f = float(share)
+    if not 0.0 <= f <= 1.0:
+        raise ValueError(f"'{name}' must be in [0, 1]. Got {share!r}.")
+    arrays = list(groups.values()) if isinstance(groups, Mapping) else list(groups)
+    for g in arrays:
+        if np.shape(g) != a.shape:
+            raise ValueError(f"Each grouping must have one level per record ({a.size}).")
+    return a, f, [(np.asarray(g, dtype=np.int64), np.asarray(g) >= 0) for g in arrays]
+
+
 def level_floor(
     alpha: np.ndarray,
     groups: Mapping[str, np.ndarray] | Sequence[np.ndarray],
@@ -189,20 +205,10 @@ def level_floor(
     numpy.ndarray
         The raised weights (a new array; ``alpha`` is not modified).
     """
-    a = np.asarray(alpha, dtype=float)
-    if a.ndim != 1 or np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
-        raise ValueError("'alpha' must be a vector of weights in [0, 1].")
-    f = float(floor)
-    if not 0.0 <= f <= 1.0:
-        raise ValueError(f"'floor' must be in [0, 1]. Got {floor!r}.")
-    arrays = list(groups.values()) if isinstance(groups, Mapping) else list(groups)
-    for g in arrays:
-        if np.shape(g) != a.shape:
-            raise ValueError(f"Each grouping must have one level per record ({a.size}).")
+    a, f, coded = _checked(alpha, groups, floor, "floor")
     out = a.copy()
-    if f == 0.0 or not arrays:
+    if f == 0.0 or not coded:
         return out
-    coded = [(np.asarray(g, dtype=np.int64), np.asarray(g) >= 0) for g in arrays]
     for _ in range(max_passes):
         worst = 0.0
         for g, on in coded:
@@ -266,19 +272,9 @@ def level_rake(
     numpy.ndarray
         The lowered weights (a new array; ``alpha`` is not modified).
     """
-    a = np.asarray(alpha, dtype=float)
-    if a.ndim != 1 or np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
-        raise ValueError("'alpha' must be a vector of weights in [0, 1].")
-    k = float(keep)
-    if not 0.0 <= k <= 1.0:
-        raise ValueError(f"'keep' must be in [0, 1]. Got {keep!r}.")
-    arrays = list(groups.values()) if isinstance(groups, Mapping) else list(groups)
-    for g in arrays:
-        if np.shape(g) != a.shape:
-            raise ValueError(f"Each grouping must have one level per record ({a.size}).")
+    a, k, coded = _checked(alpha, groups, keep, "keep")
     out = a.copy()
     least = k * out.sum()
-    coded = [(np.asarray(g, dtype=np.int64), np.asarray(g) >= 0) for g in arrays]
     for _ in range(max_passes):
         worst = 0.0
         for g, on in coded:
