@@ -231,6 +231,7 @@ def level_rake(
     groups: Mapping[str, np.ndarray] | Sequence[np.ndarray],
     keep: float,
     *,
+    noise: float = 0.0,
     tol: float = 1e-4,
     max_passes: int = 100,
 ) -> np.ndarray:
@@ -255,6 +256,19 @@ def level_rake(
     then kept 6 % of its weight, enough for a file of 39,074 records, too little for a small
     one). Like the weights themselves and the floor, raking spends no separate budget.
 
+    ``noise`` > 0 stops raking once the shares are within the pseudo posterior's own noise:
+    the weighted likelihood behaves like :math:`W = \sum_i\alpha_i` records, whose level
+    shares scatter about the truth with Pearson statistic :math:`W\sum_k (s_k - t_k)^2/t_k
+    \approx \chi^2_{K-1}`; once every grouping's statistic is at most ``noise`` times its
+    :math:`K - 1`, the bias left is below that scatter, and each further step would buy less
+    bias than it costs in noise, :math:`\propto 1/W` (a synthetic one-way table's S_pMSE is about
+    :math:`1 + n/(2W)` from the noise plus :math:`n\sum_k (s_k - t_k)^2 / (2 t_k (K - 1))`
+    from the bias). Adult (39,074 records, the defaults, total weight 31,254 before raking):
+    raking to exact shares kept 2,349 (noise term 8.3 in every table), ``noise`` = 1 kept 3,823
+    with every grouping's bias term below 3.6 (up to 24 before raking), at epsilon 11.1 against
+    7.6; the CART S_pMSE of one synthetic file (97 against 79 and 99 for two files raked to the
+    shares) did not tell them apart, so whole-file releases rake to the shares (``noise`` = 0).
+
     Parameters
     ----------
     alpha
@@ -264,6 +278,9 @@ def level_rake(
     keep
         In [0, 1]: the smallest share of the starting total weight raking may keep; 1 makes
         it a no-op.
+    noise
+        >= 0: stop once every grouping's Pearson statistic at the current total weight is at
+        most ``noise`` times its degrees of freedom (0: to ``tol``).
     tol, max_passes
         Relative tolerance of the shares, and the most passes over the groupings.
 
@@ -273,8 +290,12 @@ def level_rake(
         The lowered weights (a new array; ``alpha`` is not modified).
     """
     a, k, coded = _checked(alpha, groups, keep, "keep")
+    if isinstance(noise, bool) or not isinstance(noise, (int, float)) or not noise >= 0:
+        raise ValueError(f"'noise' must be a number >= 0. Got {noise!r}.")
     out = a.copy()
     least = k * out.sum()
+    if noise > 0 and _within_noise(out, coded, noise):
+        return out
     for _ in range(max_passes):
         worst = 0.0
         for g, on in coded:
@@ -293,9 +314,29 @@ def level_rake(
             if step.sum() < least:
                 return out
             out = step
+            if noise > 0 and _within_noise(out, coded, noise):
+                return out
         if worst <= tol:
             return out
     return out
+
+
+def _within_noise(w: np.ndarray, coded, noise: float) -> bool:
+    r"""Whether every grouping's Pearson statistic :math:`W\sum_k (s_k - t_k)^2 / t_k` at the
+    total weight W of ``w`` is at most ``noise`` times its K - 1 (:func:`level_rake`)."""
+    total = float(w.sum())
+    for g, on in coded:
+        if not on.any():
+            continue
+        n_k = np.bincount(g[on]).astype(float)
+        s_k = np.bincount(g[on], weights=w[on], minlength=n_k.size)
+        ok = n_k > 0
+        if np.count_nonzero(ok) < 2 or s_k[ok].sum() <= 0:
+            continue
+        t, s = n_k[ok] / n_k[ok].sum(), s_k[ok] / s_k[ok].sum()
+        if total * float(np.sum((s - t) ** 2 / t)) > noise * (t.size - 1):
+            return False
+    return True
 
 
 def _raise_mean(w: np.ndarray, target: float) -> np.ndarray:

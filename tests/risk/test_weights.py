@@ -102,3 +102,34 @@ def test_level_rake_lowers_weights_to_the_data_shares():
         level_rake(alpha, [g], keep=1.5)
     with pytest.raises(ValueError, match="one level per record"):
         level_rake(alpha, [g[:-1]], keep=0.5)
+
+
+def test_level_rake_stops_within_the_posterior_noise():
+    """With ``noise`` = 1 raking stops at the first step after which every grouping's Pearson
+    statistic W sum_k (s_k - t_k)^2 / t_k (W the total weight) is at most K - 1, by hand: it
+    keeps more weight than raking to the shares, and weights already within the noise are
+    returned as they are."""
+    from pseudopost.risk.weights import level_rake
+
+    def pearson(w, grouping):
+        t = np.bincount(grouping) / grouping.size
+        s = np.bincount(grouping, weights=w) / w.sum()
+        return w.sum() * np.sum((s - t) ** 2 / t) / (t.size - 1)
+
+    rng = np.random.default_rng(1)
+    n = 5000
+    g = rng.choice(4, n, p=[0.5, 0.3, 0.15, 0.05])
+    h = np.where(rng.random(n) < 0.7, np.minimum(g, 2), rng.choice(3, n))  # tied to g
+    alpha = np.clip(0.9 - 0.04 * g - 0.03 * h + rng.normal(0, 0.05, n), 0.0, 1.0)
+    assert pearson(alpha, g) > 1 and pearson(alpha, h) > 1
+    exact = level_rake(alpha, [g, h], keep=0.0)
+    near = level_rake(alpha, [g, h], keep=0.0, noise=1.0)
+    assert np.all(near <= alpha + 1e-15) and np.all(near >= exact - 1e-12)
+    assert near.sum() > exact.sum() + 1.0
+    assert pearson(near, g) <= 1.0 + 1e-9 and pearson(near, h) <= 1.0 + 1e-9
+    assert pearson(near, g) > 1e-6 or pearson(near, h) > 1e-6  # stopped short of the shares
+    # within the noise already: untouched
+    fair = np.full(n, 0.8)
+    np.testing.assert_array_equal(level_rake(fair, [g, h], keep=0.0, noise=1.0), fair)
+    with pytest.raises(ValueError, match="'noise' must be a number >= 0"):
+        level_rake(alpha, [g], keep=0.0, noise=-1.0)
