@@ -40,8 +40,8 @@ covers. ``weight_floor`` keeps every level of every categorical part present
 (:func:`~pseudopost.risk.weights.level_floor`).
 
 **Privacy**: the structure stage is global DP (pure epsilon, plus partition selection's delta
-for text levels), paid once per release; the mechanism's local epsilon is computed given the
-structure; :attr:`SynthesisResult.privacy_statement` states both and charges
+for text levels and frequent values), paid once per release; the mechanism's local epsilon is
+computed given the structure; :attr:`SynthesisResult.privacy_statement` states both and charges
 :math:`m\varepsilon_x + \varepsilon_s` for m datasets. What stays read from the data and
 uncovered: which statuses (missing cells, codes) a column has, and, with
 ``structure_epsilon=None``, the families and levels.
@@ -554,7 +554,8 @@ def synthesize(
     if structure is not None:
         choices = choices.merge(structure.table(), on="column", how="left")
         for c, s in structure.columns.items():
-            why = _STRUCTURE_REASON[s.model] + ("; zero a spike (DP)" if s.spikes else "")
+            why = _STRUCTURE_REASON[s.model] + (
+                "; spikes (DP) at " + ", ".join(f"{v:g}" for v in s.spikes) if s.spikes else "")
             choices.loc[choices.column == c, "reason"] = why
     return SynthesisResult(frames[0] if m == 1 else frames, choices, result, model, structure)
 

@@ -292,3 +292,74 @@ def test_support_ends_are_bins_of_their_own_where_a_topcode_piles_up():
     assert np.mean((syn > 99000) & (syn < 99999)) < 0.002
     below = (gain > s.bins[-4]) & (gain < 99999)
     assert np.mean((syn > s.bins[-4]) & (syn < 99999)) > 0.5 * np.mean(below)
+
+
+def test_frequent_values_become_spikes_by_partition_selection():
+    """An amount column whose records pile on a few values read off a table (Adult's capital
+    gains): the values held by hundreds of records are released as spikes, (epsilon, delta)
+    charged to the column; a value held by a handful, the support's end points and declared
+    spikes never are; the draws match partition selection's with the same noise."""
+    from pseudopost.mechanisms.structure import _frequent_values
+    from pseudopost.privacy.structure import partition_threshold
+
+    rng = np.random.default_rng(0)
+    n = 6000
+    spread = np.round(np.exp(rng.normal(8.5, 0.8, n)))
+    heavy = rng.choice([3103.0, 7688.0, 15024.0], n)
+    x = np.where(rng.random(n) < 0.25, heavy, spread)
+    x[:7] = 4242.0  # a value of a handful of records
+    x[7:400] = 99999.0  # the support's top end: a bin of its own already
+    x = np.clip(x, 1.0, 99999.0)
+    found = _frequent_values(x, 0.0, 99999.0, 1.0, 0, 0.5, 1e-7, np.random.default_rng(1))
+    assert set(found) >= {3103.0, 7688.0, 15024.0}
+    assert 4242.0 not in found and 99999.0 not in found
+    # any other value released passed the threshold by chance: all hold many records
+    values, counts = np.unique(x, return_counts=True)
+    held = dict(zip(values.tolist(), counts.tolist(), strict=True))
+    tau = partition_threshold(0.5, 1e-7)
+    assert all(held[v] > tau - 40 for v in found)
+    from pseudopost.privacy.structure import partition_selection
+
+    inside = {v: c for v, c in held.items() if 0.0 < v < 99999.0}
+    assert list(found) == sorted(partition_selection(inside, 0.5, 1e-7, np.random.default_rng(1)))
+    again = _frequent_values(x, 0.0, 99999.0, 1.0, 0, 0.5, 1e-7, np.random.default_rng(1),
+                             taken=(7688.0,))  # fmt: skip
+    assert 7688.0 not in again
+    # in the stage: spikes after zero, the charge carries delta, the stage's delta sums it
+    frame = pd.DataFrame({"gain": np.where(rng.random(n) < 0.5, 0.0, x).astype(np.int64)})
+    s = estimate_structure(frame, ["gain"], bounds={"gain": (0, 99999)},
+                           rng=np.random.default_rng(2))  # fmt: skip
+    gain = s.columns["gain"]
+    assert gain.model == "binned" and gain.spikes[0] == 0.0
+    assert {3103.0, 7688.0, 15024.0} <= set(gain.spikes[1:])
+    (values_charge,) = [c for c in gain.charges if c.name == "gain: values"]
+    assert values_charge.delta == 1e-7 and values_charge.epsilon > 0
+    assert s.spent_delta == pytest.approx(1e-7) and s.delta == pytest.approx(1e-7)
+    assert "delta 1e-07" in gain.sources["values"]
+    assert s.epsilon <= 1.0 + 1e-12
+    # the file model's declarations carry them
+    assert gain.declarations()["spikes"] == list(gain.spikes)
+
+
+def test_synthetic_amounts_keep_their_frequent_values():
+    """pp.synthesize with defaults on amounts that pile on two table values, one of them held
+    by one group only: both become DP spikes, the synthetic file holds them at their shares
+    (within posterior and sampling noise) and the group-specific value stays in its group;
+    without the step the binned density would spread each pile over its bin."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    grp = rng.choice(["a", "b", "c"], n)
+    spread = np.round(np.exp(rng.normal(8.5 + (grp == "b"), 0.8, n)))
+    x = np.where(rng.random(n) < 0.2, np.where(grp == "c", 15024.0, 7688.0), spread)
+    x = np.where(rng.random(n) < 0.4, 0.0, np.clip(x, 1, 99999)).astype(np.int64)
+    frame = pd.DataFrame({"grp": pd.Categorical(grp), "gain": x})
+    out = _quiet(synthesize, frame, bounds={"gain": (0, 99999)}, seed=1, progress=False, **FAST)
+    assert {0.0, 7688.0, 15024.0} <= set(out.structure.columns["gain"].spikes)
+    reason = out.choices.set_index("column").loc["gain", "reason"]
+    assert "spikes (DP) at 0, 7688, 15024" in reason
+    s = out.synthesize(seed=2, weighted=False)
+    for v in (7688, 15024):
+        assert abs((s.gain == v).mean() - (frame.gain == v).mean()) < 0.03
+    assert (s.gain[s.grp == "c"] == 15024).mean() > 0.08
+    assert (s.gain[s.grp != "c"] == 15024).mean() < 0.01
+    assert frame.equals(pd.DataFrame({"grp": pd.Categorical(grp), "gain": x}))  # not modified
