@@ -54,8 +54,10 @@ For each synthesized numeric column with no declared model, grid or bins:
    of 15,024, 7,688 and 7,298 hold a third of its nonzero gains) become spikes, point masses
    of their own (:func:`_frequent_values`): Laplace partition selection over the observed grid
    values, :math:`(\varepsilon, \delta)`-DP with ``structure_delta``, so a value is released
-   only when its count is of order :math:`1 + \ln(1/(2\delta))/\varepsilon` (some 200
-   records at the budgets here). Inside a bin, uniform draws would spread such a pile over the
+   only when its count is of order :math:`\tau = 1 + \ln(1/(2\delta))/\varepsilon` (some
+   200 records at the budgets here). The step runs only when :math:`\tau` is at most
+   :data:`VALUES_MIN_SHARE` of the noisy count of the column's other values (otherwise its
+   budget stays with the bins). Inside a bin, uniform draws would spread such a pile over the
    bin, which a CART propensity score sees at once.
 6. **Heaps** (binned columns on a recording grid): the multiples of the grid step where the
    values pile up (whole dollars on a cent grid, thousands in incomes), from one Laplace
@@ -96,6 +98,7 @@ from pseudopost.privacy.structure import (
     dp_support,
     noisy_count,
     partition_selection,
+    partition_threshold,
     support_resolution,
 )
 
@@ -172,6 +175,9 @@ _SHARES = {"count": 0.05, "integer": 0.25, "support": 0.45, "spike": 0.05, "heap
 #: the share of a binned column's budget left after its heaps and knots that its frequent
 #: values take (the bins get the rest)
 VALUES_SHARE = 0.5
+#: the frequent-values step runs only when a value holding this share of the column's other
+#: values (its noisy count) would pass partition selection's threshold
+VALUES_MIN_SHARE = 0.1
 #: candidate heaps of a binned column on a recording grid, in grid steps, coarsest first: each
 #: divides the one before, so every grid point has one label (its coarsest multiple)
 HEAP_MULTIPLES = (100000, 50000, 10000, 5000, 1000, 500, 100, 50, 10, 5)
@@ -444,12 +450,25 @@ def _check_declared(series: pd.Series, x_all: np.ndarray, mask: np.ndarray, lo, 
 KNOT_PROBS = (0.25, 0.5, 0.75)
 
 
-def _noisy_cdf(x, lo, hi, integer, epsilon, rng):
+def _noisy_cdf(x, lo, hi, integer, epsilon, rng, noisy_n=math.inf):
     """(cells, noisy counts) of ``x`` (coded into [lo, hi]) over the candidate grid's cells
-    inside the support: Laplace(1/epsilon) counts, L1 sensitivity 1 under add/remove (each record in one cell),
-    pure epsilon-DP. Counts below 2/epsilon are set to 0 (post-processing), so the noise of
-    many empty cells does not add up to a share of the data."""
+    inside the support: Laplace(1/epsilon) counts, L1 sensitivity 1 under add/remove (each
+    record in one cell), pure epsilon-DP. Counts below 2/epsilon are set to 0
+    (post-processing), so the noise of many empty cells does not add up to a share of the data.
+
+    An integer column's candidates are every integer up to 2,000 (:func:`candidate_grid`);
+    when its ``noisy_n`` values (a released count), spread evenly over those unit cells, would
+    hold fewer than 2/epsilon each, every cell but the piles would be zeroed, so the cells are
+    the logarithmic grid's (steps of about 5 %) rounded to integers instead (public facts and a
+    released count: no budget). Adult's capital losses (2,300 nonzero values, a bins budget of
+    0.025) otherwise had three cells left (the piles at 1,887, 1,902 and 1,977) and one bin from
+    1,944 to the top of the support, over which the synthetic values spread."""
     cand = candidate_grid(integer, lo, hi)
+    if integer:
+        units = np.count_nonzero(np.abs(cand) <= 2000)
+        if noisy_n * epsilon < 2.0 * units:
+            cand = np.unique(np.concatenate([np.round(candidate_grid(False, lo, hi)), [lo, hi]]))
+            cand = cand[(cand >= lo) & (cand <= hi)]
     cells = np.unique(np.concatenate([[lo], cand[(cand > lo) & (cand < hi)], [hi]]))
     if integer:  # cells between integers, so that an integer is never on an edge
         inner = cells[1:-1] - 0.5
@@ -521,10 +540,10 @@ def _grid_knots(x, lo, hi, unit, epsilon, rng, log: bool = False) -> tuple[float
     return tuple(float(v) for v in np.unique(k[(k > lo) & (k < hi)]))
 
 
-def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng):
+def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng, noisy_n=math.inf):
     """Bin edges holding roughly equal shares of a noisy histogram (:func:`_noisy_cdf`), plus
     edges at the data's noisy extent: post-processing of the noisy counts and public cells."""
-    cells, noisy = _noisy_cdf(x, lo, hi, integer, epsilon, rng)
+    cells, noisy = _noisy_cdf(x, lo, hi, integer, epsilon, rng, noisy_n)
     if cells.size < 3:  # a narrow support: two bins
         return (float(lo), float(lo + (hi - lo) / 2.0), float(hi))
     if cells.size <= n_bins + 1:
@@ -640,6 +659,7 @@ def _column(
             knots,
         )
     spike_out: tuple[float, ...] = ()
+    noisy_z = 0.0
     if lo <= 0.0 <= hi and not any(float(s) == 0.0 for s in (*spikes, *codes)):
         e = charge("spike", _SHARES["spike"] * epsilon)
         noisy_z = noisy_count(int(np.count_nonzero(x == 0.0)), e, rng)
@@ -647,6 +667,7 @@ def _column(
             spike_out = (0.0,)
         sources["spike"] = _dp(e)
     rest = x[x != 0.0] if spike_out else x
+    noisy_rest = noisy_n - noisy_z if spike_out else noisy_n  # post-processing
     heaps: tuple[int, ...] = ()
     if digits is not None and step is not None:
         e = charge("heaps", _SHARES["heaps"] * epsilon)
@@ -657,7 +678,10 @@ def _column(
         e = charge("knots", left[0] / 3.0)
         knots = _grid_knots(rest, lo, hi, step, e, rng, log=lo >= 0.0)
         sources["knots"] = _dp(e)
-    if digits is not None and delta > 0 and left[0] > 0:
+    # only where a value holding VALUES_MIN_SHARE of the values could pass the threshold
+    # (public facts and released counts: otherwise the budget goes to the bins)
+    if (digits is not None and delta > 0 and left[0] > 0 and partition_threshold(
+            VALUES_SHARE * left[0], delta) <= VALUES_MIN_SHARE * noisy_rest):  # fmt: skip
         e = charge("values", VALUES_SHARE * left[0], delta)
         found = _frequent_values(rest, lo, hi, unit, digits, e, delta, rng,
                                  taken=(*spikes, *codes, *named))  # fmt: skip
@@ -666,7 +690,7 @@ def _column(
             spike_out = (*spike_out, *found)
             rest = rest[~np.isin(np.round(np.round(rest / unit) * unit, digits), found)]
     e = charge("bins", left[0])
-    edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng)
+    edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng, noisy_rest)
     if digits is not None:  # the support's end points, bins of their own (public: no budget)
         edges = _end_bins(edges, lo, hi, unit, skip=spike_out)
     sources["bins"] = _dp(e)

@@ -339,6 +339,12 @@ def test_frequent_values_become_spikes_by_partition_selection():
     assert s.epsilon <= 1.0 + 1e-12
     # the file model's declarations carry them
     assert gain.declarations()["spikes"] == list(gain.spikes)
+    # a budget at which no value holding a tenth of the amounts could pass: the step does not
+    # run and its share stays with the bins
+    poor = estimate_structure(frame, ["gain"], bounds={"gain": (0, 99999)},
+                              structure_epsilon=0.01, rng=np.random.default_rng(2))  # fmt: skip
+    assert "values" not in poor.columns["gain"].sources and poor.spent_delta == 0.0
+    assert not any(c.name == "gain: values" for c in poor.charges)
 
 
 def test_synthetic_amounts_keep_their_frequent_values():
@@ -363,3 +369,23 @@ def test_synthetic_amounts_keep_their_frequent_values():
     assert (s.gain[s.grp == "c"] == 15024).mean() > 0.08
     assert (s.gain[s.grp != "c"] == 15024).mean() < 0.01
     assert frame.equals(pd.DataFrame({"grp": pd.Categorical(grp), "gain": x}))  # not modified
+
+
+def test_small_budget_bins_of_an_integer_column_use_coarser_cells():
+    """Amounts between 1,000 and 3,000 with three piles (Adult's capital losses), a bins budget
+    of 0.025: unit cells would each need 2/epsilon = 80 records to survive the noise floor, so
+    only the piles would, leaving one bin from the last pile to the top of the support; on the
+    logarithmic cells no bin holding a tenth of the values is wider than 500 (over 1,000 on unit
+    cells), and the edges stay increasing inside the support."""
+    from pseudopost.mechanisms.structure import _equal_share_edges
+
+    rng = np.random.default_rng(4)
+    x = np.concatenate([np.round(rng.normal(1900, 250, 1700)), np.repeat([1887, 1902, 1977],
+                                                                          200)])  # fmt: skip
+    x = np.clip(x, 1, 3162)
+    for seed in range(3):
+        edges = np.asarray(_equal_share_edges(x, 0.0, 3162.0, True, 32, 0.025,
+                                              np.random.default_rng(seed), x.size))  # fmt: skip
+        assert edges[0] == 0.0 and edges[-1] == 3162.0 and np.all(np.diff(edges) > 0)
+        counts = np.histogram(x, edges)[0]
+        assert np.diff(edges)[counts > 0.1 * x.size].max() <= 500
