@@ -80,7 +80,7 @@ CHECKS = (
 _REFIT_RTOL = 1e-6
 #: absolute precision of a probability PyMC computes as 1 - F (see ``_Run.close_prob``)
 PROB_ATOL = 1e-15
-#: the symptom of a log density derived on lifted copies of the model's variables (issue 17)
+#: the symptom of a log density derived on lifted copies of the model's variables
 _LIFTED = "were found in the derived graph"
 
 

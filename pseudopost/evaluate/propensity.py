@@ -274,7 +274,7 @@ def propensity_utility(
     synthpop's logit formula (``utility.syn.r``: ``pMSEExp <- km1 * (1 - cc)^2 * cc / N``,
     printed in Snoke et al. 2018) is :math:`(k-1)(1-c)^2 c / N`, which understates the
     two-sample null above by the factor :math:`(1-c)`: simulated (logistic propensity,
-    :math:`N = 4000`, :math:`k-1 = 6`, 300 replicates, :math:`c = 1/2`; issue 15) the null is
+    :math:`N = 4000`, :math:`k-1 = 6`, 300 replicates, :math:`c = 1/2`) the null is
     :math:`1.500/N`, as :math:`(k-1)c(1-c)/N` says, against :math:`0.750/N` from that formula
     (re-run with this function and 6 normal columns: :math:`N\,\overline{\mathrm{pMSE}} =
     1.595`, standard error 0.052). synthpop's CART null is likewise half the permutation mean

@@ -1,8 +1,8 @@
 r"""Per-column fitting of a whole file: every part's weighted posterior alone, in parallel.
 
 For fixed weights :math:`\alpha` the pseudo posterior of a sequential model factorises over its
-parts (issue 16; DESIGN.md section 9): part q's parameters :math:`\theta_q` appear only in its
-own term of the record log-likelihood, the priors are independent, and a record's weight
+parts (guide: *Whole files*): part q's parameters :math:`\theta_q` appear only in its own
+term of the record log-likelihood, the priors are independent, and a record's weight
 multiplies each term, so
 
 .. math::

@@ -1,7 +1,7 @@
 r"""Fitting one column part: nutpie on its written-out density, or exact draws when conjugate.
 
 For fixed weights the pseudo posterior of a sequential model is a product of one posterior per
-column part (issue 16; :mod:`pseudopost.models.parts.base`), so each part is fitted alone, with
+column part (:mod:`pseudopost.models.parts.base`), so each part is fitted alone, with
 its own step size and mass matrix. :func:`nutpie_model` hands nutpie the part's log density and
 gradient written out in NumPy (:meth:`Part.logp_grad <pseudopost.models.parts.base.Part.
 logp_grad>`: grouped statistics, priors, log-Jacobians; cached Numba kernels for the large

@@ -71,7 +71,7 @@ composition; the columns' budgets are split equally and each column's over its s
 mechanism's local :math:`\varepsilon_x` is computed given the chosen structure (the coded data
 are a record-wise map of the data, so add/remove neighbours stay neighbours); the release's
 statement is :math:`\varepsilon_s + \varepsilon_x` per synthetic dataset (sequential
-composition; DESIGN.md section 10). Categorical levels come from the dtype (pandas categories,
+composition; guide: *Whole files*). Categorical levels come from the dtype (pandas categories,
 booleans: declared) or, for a text column, from **Laplace partition selection** over its sorted
 observed levels (Gopi et al. 2020; Desfontaines et al. 2022): a level is released when its
 noisy count passes a threshold, :math:`(\varepsilon, \delta)`-DP with ``structure_delta`` per

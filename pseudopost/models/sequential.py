@@ -13,7 +13,7 @@ prefix ``"{column}__"`` (its observed variable keeps the column's name), so the 
 log-likelihood is the sum over its columns, the pseudo posterior has **one weight per record**
 multiplying that sum (:func:`~pseudopost.models.weighting.weighted_model`) and **one accountant**,
 :math:`\Delta_i = \max_m |\alpha_i \log p(x_i\mid\theta_m)|`, covers the whole record
-(range-restricted paper eq. 1; design notes section 2).
+(range-restricted paper eq. 1; guide: *The pseudo posterior mechanism*).
 
 Synthesis (:meth:`SequentialModel.simulate`) draws the columns in order under **one** posterior
 draw :math:`\theta_m`, each conditioned on the *synthetic* values of the columns before it:

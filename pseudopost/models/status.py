@@ -2,7 +2,7 @@
 
 Survey files hold more than values: empty cells, several distinct missing *codes* ("-8 not
 applicable", "-9 refused") and point masses ("0 income", "40 hours"). A whole-file synthesizer
-models column :math:`k` in two parts (DESIGN.md section 9, synthpop's ``cont.na`` and
+models column :math:`k` in two parts (guide: *Whole files*; synthpop's ``cont.na`` and
 ``semicont`` made Bayesian):
 
 .. math::

@@ -1,4 +1,4 @@
-r"""Differentially private choices of a whole-file synthesizer's structure (DESIGN.md section 10).
+r"""Differentially private choices of a whole-file synthesizer's structure (guide: *Whole files*).
 
 Before the synthesis mechanism runs, a whole-file release fixes its structure: a numeric
 column's support (bounds), its bins and knots (quantiles), its spikes (noisy shares), and the

@@ -165,8 +165,8 @@ def level_floor(
 
     With the papers' linear normalisation every record of a categorical level without predictors
     shares one risk, so the riskiest level gets weight 0 and nearly disappears from the
-    synthetic file, and near-equal risks are stretched to the whole range [0, 1] (issue 16,
-    item 5). For each grouping :math:`g` (one per categorical part: record i's level
+    synthetic file, and near-equal risks are stretched to the whole range [0, 1]. For each
+    grouping :math:`g` (one per categorical part: record i's level
     :math:`g_i`, -1 where the record has none) this floor asks every level's mean weight to be at
     least ``floor`` times the mean weight of the grouping's records,
 

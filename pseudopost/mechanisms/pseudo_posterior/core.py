@@ -1,7 +1,8 @@
 r"""The risk-weighted pseudo posterior mechanism (Savitsky, Williams & Hu, JMLR 2022).
 
 :meth:`PseudoPosterior.fit` runs the algorithm box below top to bottom (range-restricted paper,
-section 1.1; design notes section 2); its comments carry the step numbers and equations:
+section 1.1; guide: *The pseudo posterior mechanism*); its comments carry the step numbers and
+equations:
 
 1. Fit the unweighted posterior; risk :math:`L_i = \max_m |f_{\theta_m}(x_i)|`.
 2. Weights :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` (:mod:`pseudopost.risk`), or
@@ -431,7 +432,7 @@ class PseudoPosterior:
                 alpha = risk_weights(risk, self.scale, self.shift, self.normalisation)
             else:
                 alpha = fixed
-            #    and the floor that keeps every level of a categorical part (issue 16 item 5)
+            #    and the floor that keeps every level of a categorical part
             unfloored = alpha
             if self.weight_floor > 0:
                 alpha = level_floor(alpha, self.model.level_groups(prepared), self.weight_floor)

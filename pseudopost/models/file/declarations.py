@@ -1,6 +1,6 @@
 r"""The public declarations of a whole-file synthesizer, checked for type before any data is read.
 
-Everything here is public (DESIGN.md section 9: it sits outside the accountant and must be
+Everything here is public (guide: *Whole files*: it sits outside the accountant and must be
 stated as such): the visit sequence ``order``, the ``predictor_matrix`` (which earlier columns
 each column uses), a model name per column, the columns released as given (``keep``) or left out
 (``drop``), missing ``codes`` and ``spikes`` per column, predictor ``transforms`` and spline

@@ -1,7 +1,7 @@
 r"""How an earlier column enters a later column's design: public features of its status and value.
 
 Column j is a predictor of a later column k through features that depend on the declarations
-only, never on the confidential data's moments (DESIGN.md section 9):
+only, never on the confidential data's moments (guide: *Whole files*):
 
 * a **categorical** column (levels: values, then missing and each code): one-hot of every level
   but the first (the reference), so a missing cell or a code shifts the later column's model

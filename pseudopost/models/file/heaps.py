@@ -10,7 +10,7 @@ a *heap label* read from its grid index :math:`k`:
     H(k) = \min\{\, j : m_j \mid k \,\}\ \ (\text{"multiple of } m_j \text{ steps"}),
     \qquad H(k) = 0\ (\text{"off the heaps"}) \text{ if no } m_j \text{ divides } k,
 
-the coarsest declared multiple first. The column's model gains one part (DESIGN.md section 9),
+the coarsest declared multiple first. The column's model gains one part (guide: *Whole files*),
 a categorical ``k.heap`` over the labels present, conditioned on the same earlier columns and
 active on the records whose status is observed; the value part stays active on every observed
 value. Record i's log-likelihood for column k is therefore

@@ -3,7 +3,7 @@ rules and structural zeros, as a product of column parts fitted one by one.
 
 For columns :math:`k = 1..K` in the visit order, each conditioned on the kept columns and on the
 earlier columns its predictor-matrix row names, a record's log-likelihood is a sum over the
-columns' parts (DESIGN.md section 9; synthpop's ``cont.na`` and ``semicont`` made Bayesian):
+columns' parts (guide: *Whole files*; synthpop's ``cont.na`` and ``semicont`` made Bayesian):
 
 .. math::
     f(x_i) = \sum_k a_{ik}\Bigl[\log p(S_{ik} \mid z_{ik}, \theta^S_k)

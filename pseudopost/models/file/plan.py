@@ -9,7 +9,7 @@ and levels, the data honour them and rules read only earlier columns
 support.
 
 Parts of a synthesized column k (the record's log-likelihood is the sum of its parts' terms,
-each zero where the part is not active; DESIGN.md section 9):
+each zero where the part is not active; guide: *Whole files*):
 
 * categorical: one part over the levels its active records hold (``dirichlet_categorical``
   without predictors, ``bernoulli`` with two levels, ``categorical`` otherwise;

@@ -43,9 +43,9 @@ from pseudopost.models.parts import SEP
 
 __all__ = ["ID_MIN_DISTINCT", "OUTER_BOUND", "looks_like_identifier", "screen_frame"]
 
-#: numbers of magnitude above this (or infinite) are refused. Local stand-in for
-#: ``pseudopost.privacy.structure.OUTER_BOUND`` (the public outer range of the structure
-#: stage, DESIGN.md section 10), which is being written at the same time; to be reconciled.
+#: numbers of magnitude above this (or infinite) are refused; the structure stage's public
+#: outer range (``pseudopost.privacy.structure.OUTER_BOUND``) is this value, so every number
+#: that passes the screen lies inside it.
 OUTER_BOUND = 1e15
 
 #: a text column needs more than this many distinct non-empty values to look like an identifier

@@ -1,7 +1,7 @@
 r"""Column parts: one column's conditional model, fitted on its own from grouped statistics.
 
-For fixed weights the pseudo posterior of a sequential model factorises over columns (issue 16;
-design notes section 9): with disjoint parameters :math:`\theta_k` and independent priors,
+For fixed weights the pseudo posterior of a sequential model factorises over columns (guide:
+*Whole files*): with disjoint parameters :math:`\theta_k` and independent priors,
 
 .. math::
     \prod_i \prod_k p_k(x_{ik} \mid x_{i,<k}, \theta_k)^{\alpha_i}\, \pi(\theta_k)
@@ -24,7 +24,7 @@ NumPy in, NumPy out:
   constrained values and back.
 * :meth:`Part.statistics` ``(data, weights) -> Stats``: the exact grouped statistics of the
   weighted log-likelihood :math:`\sum_i w_i a_i f(x_i)` (records grouped by distinct design
-  row, and by outcome where the family needs it: design notes section 9). Statistics of
+  row, and by outcome where the family needs it: guide: *Whole files*). Statistics of
   record blocks *add*: ``stats(A) + stats(B)`` merges the pattern tables (union of patterns,
   per-pattern sums added; sums elsewhere), equal to ``stats(A ∪ B)`` up to floating-point
   rounding, so Dask can map blocks and reduce with ``+``.

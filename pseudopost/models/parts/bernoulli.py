@@ -4,7 +4,7 @@ r"""Bernoulli part: the logistic regression of a binary outcome (:class:`Logisti
     P(y_i = 1) = \sigma(\eta_i), \quad \eta_i = \beta_0 + z_i^\top\beta, \quad
     \beta_0 \sim N(0, (2s)^2), \ \beta_j \sim N(0, s^2), \quad s = 2.5 \text{ by default}.
 
-Grouped statistics (design notes section 9): with :math:`W_g = \sum_{i \in g} w_i` and
+Grouped statistics (guide: *Whole files*): with :math:`W_g = \sum_{i \in g} w_i` and
 :math:`Y_g = \sum_{i \in g} w_i y_i` over the records of design row g,
 
 .. math::

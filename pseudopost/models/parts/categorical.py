@@ -8,7 +8,7 @@ For K levels (codes 0..K-1, level 0 the reference),
 
 ``intercept`` (K-1) ~ N(0, (2s)^2), ``beta`` (p, K-1) ~ N(0, s^2), s = 2.5 by default.
 Grouped statistics: :math:`C_{gk} = \sum_{i \in g} w_i 1[y_i = k]` per design row g and level k
-(design notes section 9), :math:`W_g = \sum_k C_{gk}`, :math:`p_g = \mathrm{softmax}(\eta_g)`:
+(guide: *Whole files*), :math:`W_g = \sum_k C_{gk}`, :math:`p_g = \mathrm{softmax}(\eta_g)`:
 
 .. math::
     \ell_w = \sum_{g,k} C_{gk} \log p_{gk}, \qquad

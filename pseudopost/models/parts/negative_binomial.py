@@ -11,7 +11,7 @@ transform). With :math:`\ell = \log(\phi + e^\eta)`,
 
 so the weighted log-likelihood depends on the data through :math:`W_g, Y_g` per design row g,
 the weight :math:`V_v = \sum_{i: y_i = v} w_i` of each distinct outcome v, and the constant
-:math:`-\sum_i w_i \log y_i!` (design notes section 9):
+:math:`-\sum_i w_i \log y_i!` (guide: *Whole files*):
 
 .. math::
     \ell_w = \sum_v V_v \log\Gamma(v + \phi) - W\log\Gamma(\phi)

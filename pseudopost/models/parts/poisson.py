@@ -2,8 +2,8 @@ r"""Poisson part: the log-linear Poisson regression (:class:`PoissonRegression`)
 
 :math:`y_i \sim \mathrm{Poisson}(e^{\eta_i})`, :math:`\eta_i = \beta_0 + z_i^\top\beta`,
 :math:`\beta_0 \sim N(0, (2s)^2)`, :math:`\beta_j \sim N(0, s^2)`, s = 2.5 by default. Grouped
-statistics :math:`W_g = \sum_{i\in g} w_i`, :math:`Y_g = \sum_{i\in g} w_i y_i` (design notes
-section 9) and the constant :math:`-\sum_i w_i \log y_i!`:
+statistics :math:`W_g = \sum_{i\in g} w_i`, :math:`Y_g = \sum_{i\in g} w_i y_i` (guide:
+*Whole files*) and the constant :math:`-\sum_i w_i \log y_i!`:
 
 .. math::
     \ell_w = \sum_g \bigl[Y_g \eta_g - W_g e^{\eta_g}\bigr] - \sum_i w_i \log y_i!, \qquad

@@ -10,7 +10,7 @@ A **rule** fixes one column's value, or its missingness, on the records a condit
 A **structural zero** is a declared impossible combination, e.g. ``marital == 'married' and
 age < 16`` or the table ``{"marital": "married", "age_group": "0-15"}``.
 
-Rules and zeros are public (DESIGN.md section 9): records a rule fixes carry no information
+Rules and zeros are public (guide: *Whole files*): records a rule fixes carry no information
 about that column (its likelihood term is 0 for them, exact for a deterministic rule) and the
 rule is imposed when synthesizing; a structural zero gets no mass in the model and is never
 generated. Both may come from someone else's spec file, so their text is parsed as data by a

@@ -56,7 +56,7 @@ class Rule:
     Notes
     -----
     ``str(rule)`` is the canonical text; ``Rule.parse(str(rule)) == rule``. For a whole-file
-    synthesizer (DESIGN.md section 9) a rule is public: the records it applies to contribute
+    synthesizer (guide: *Whole files*) a rule is public: the records it applies to contribute
     :math:`f_k = 0` to column :math:`k`'s likelihood and :func:`impose` sets their value at
     generation.
     """

@@ -56,7 +56,7 @@ class StructuralZero:
     :math:`p'_\\ell = p_\\ell m_\\ell / \\sum_j p_j m_j`, and its likelihood uses the same
     renormalised (truncated) probabilities so fitting and drawing agree. Real records never fall
     in a zero (:meth:`check_data`), so no observed record is lost. Zeros are public
-    declarations and sit outside the accountant (DESIGN.md section 9).
+    declarations and sit outside the accountant (guide: *Whole files*).
     """
 
     condition: Expr

@@ -1,6 +1,6 @@
 r"""The fused per-column accountant: a whole file's record log-likelihood summed over its parts.
 
-A record's log-likelihood under the paired draw m (design notes section 9; issue 16) is the sum
+A record's log-likelihood under the paired draw m (guide: *Whole files*) is the sum
 over the file's column parts q of the part's term, zero where the part is not active:
 
 .. math::

@@ -1,7 +1,7 @@
 r"""Scalar special functions for the fused kernels, compiled by Numba.
 
 Everything is in log space, as the accountant's range probabilities need
-(range-restricted paper, section 3; design notes section 3):
+(range-restricted paper, section 3; guide: *The pseudo posterior mechanism*):
 
 * :func:`log_ndtr` :math:`\log\Phi(z)`: :math:`\log(\tfrac12\operatorname{erfc}(-z/\sqrt2))`
   for :math:`-20 \le z \le -1` (``erfc`` has full relative accuracy there),
