@@ -177,7 +177,7 @@ _SHARES = {"count": 0.05, "integer": 0.25, "support": 0.45, "spike": 0.05, "heap
 VALUES_SHARE = 0.5
 #: the frequent-values step runs only when a value holding this share of the column's other
 #: values (its noisy count) would pass partition selection's threshold
-VALUES_MIN_SHARE = 0.1
+VALUES_MIN_SHARE = 0.2
 #: candidate heaps of a binned column on a recording grid, in grid steps, coarsest first: each
 #: divides the one before, so every grid point has one label (its coarsest multiple)
 HEAP_MULTIPLES = (100000, 50000, 10000, 5000, 1000, 500, 100, 50, 10, 5)

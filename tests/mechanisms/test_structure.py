@@ -339,7 +339,7 @@ def test_frequent_values_become_spikes_by_partition_selection():
     assert s.epsilon <= 1.0 + 1e-12
     # the file model's declarations carry them
     assert gain.declarations()["spikes"] == list(gain.spikes)
-    # a budget at which no value holding a tenth of the amounts could pass: the step does not
+    # a budget at which no value holding a fifth of the amounts could pass: the step does not
     # run and its share stays with the bins
     poor = estimate_structure(frame, ["gain"], bounds={"gain": (0, 99999)},
                               structure_epsilon=0.01, rng=np.random.default_rng(2))  # fmt: skip
