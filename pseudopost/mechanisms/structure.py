@@ -55,7 +55,7 @@ For each synthesized numeric column with no declared model, grid or bins:
    of their own (:func:`_frequent_values`): Laplace partition selection over the observed grid
    values, :math:`(\varepsilon, \delta)`-DP with ``structure_delta``, so a value is released
    only when its count is of order :math:`\tau = 1 + \ln(1/(2\delta))/\varepsilon` (some
-   200 records at the budgets here). The step runs only when :math:`\tau` is at most
+   330 records at Adult's per-column budget). The step runs only when :math:`\tau` is at most
    :data:`VALUES_MIN_SHARE` of the noisy count of the column's other values (otherwise its
    budget stays with the bins). Inside a bin, uniform draws would spread such a pile over the
    bin, which a CART propensity score sees at once.
