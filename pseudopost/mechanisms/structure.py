@@ -52,11 +52,11 @@ For each synthesized numeric column with no declared model, grid or bins:
 5. **Frequent values** (binned columns on a recording grid): single grid values that many
    records hold (amounts read off a tax table, a benefit rate, a price: Adult's capital gains
    of 15,024, 7,688 and 7,298 hold a third of its nonzero gains) become spikes, point masses
-   of their own (:func:`_frequent_values`): Laplace partition selection over the observed grid
+   of their own (``_frequent_values``): Laplace partition selection over the observed grid
    values, :math:`(\varepsilon, \delta)`-DP with ``structure_delta``, so a value is released
    only when its count is of order :math:`\tau = 1 + \ln(1/(2\delta))/\varepsilon` (some
    330 records at Adult's per-column budget). The step runs only when :math:`\tau` is at most
-   :data:`VALUES_MIN_SHARE` of the noisy count of the column's other values (otherwise its
+   ``VALUES_MIN_SHARE`` of the noisy count of the column's other values (otherwise its
    budget stays with the bins). Inside a bin, uniform draws would spread such a pile over the
    bin, which a CART propensity score sees at once.
 6. **Heaps** (binned columns on a recording grid): the multiples of the grid step where the
