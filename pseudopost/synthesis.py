@@ -434,9 +434,11 @@ def synthesize(
         heap part has its share in the data again (raking downwards: the risk weights move the
         margins towards the typical records; :func:`~pseudopost.risk.weights.level_rake`),
         stopping before the total weight, the weighted likelihood's effective number of records,
-        falls below this (default 2,000; ``None``: no raking; 0: to convergence). Lowering
-        weights lowers the epsilon; ``result.datatree["privacy"].attrs`` has the totals
-        (``weight_total_before_rake``, ``weight_total``).
+        falls below this (``None``, the default: no raking; 0: to convergence). Lowering
+        weights lowers the epsilon, and the utility with it: raking to the shares leaves a small
+        total (Adult: about 2,000 of 39,074 records, epsilon 56.8 -> 14.2, the weighted
+        release's CI overlap 0.652 -> 0.218); ``result.datatree["privacy"].attrs`` has the
+        totals (``weight_total_before_rake``, ``weight_total``).
     risk_fit
         How the risk step draws the unweighted posterior whose log-likelihoods score each
         record's risk: ``"laplace"`` (default: each part's Laplace approximation,

@@ -16,8 +16,8 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
                                       # (default 0.5, as pseudopost.synthesize)
     floor_cost = true                 # also fit without the floor: its cost in epsilon
     rake_min_weight = 2000            # rake weights down to the data's level shares, keeping
-                                      # a total weight of at least this (default 2000, as
-                                      # pseudopost.synthesize; above the record count: no raking)
+                                      # a total weight of at least this (default: no raking,
+                                      # as pseudopost.synthesize; above the record count: none)
 
     [file]
     order = ["age", "sex", ...]       # visit sequence (default: the file's column order)
