@@ -51,7 +51,7 @@ For each synthesized numeric column with no declared model, grid or bins:
    :data:`SPIKE_SHARE` of the noisy count of observed values.
 5. **Frequent values** (binned columns on a recording grid): single grid values that many
    records hold (amounts read off a tax table, a benefit rate, a price: Adult's capital gains
-   of 15,024, 7,688 and 7,298 hold a third of its nonzero gains) become spikes, point masses
+   of 15,024 and 7,688 hold a fifth of its nonzero gains) become spikes, point masses
    of their own (``_frequent_values``): Laplace partition selection over the observed grid
    values, :math:`(\varepsilon, \delta)`-DP with ``structure_delta``, so a value is released
    only when its count is of order :math:`\tau = 1 + \ln(1/(2\delta))/\varepsilon` (some
@@ -129,9 +129,14 @@ STRUCTURE_DELTA = 1e-7
 _STEPS = ((1.0, 0), (0.5, 1), (0.4536, 2), (0.25, 2), (0.1, 1), (0.0254, 2), (0.01, 2))
 
 
+def _on_grid(x: np.ndarray, step: float, digits: int) -> np.ndarray:
+    """Each value's nearest point of the grid round(k * step, digits)."""
+    return np.round(np.round(np.asarray(x, dtype=np.float64) / step) * step, digits)
+
+
 def _off_grid(x: np.ndarray, step: float, digits: int) -> int:
     """How many values are not on the grid round(k * step, digits)."""
-    on = np.round(np.round(x / step) * step, digits)
+    on = _on_grid(x, step, digits)
     return int(np.count_nonzero(np.abs(on - x) > 1e-9 * np.maximum(1.0, np.abs(x))))
 
 
@@ -409,8 +414,8 @@ class Structure:
         }
 
 
-def _dp(epsilon: float) -> str:
-    return f"DP (epsilon {epsilon:.3g})"
+def _dp(epsilon: float, delta: float = 0.0) -> str:
+    return f"DP (epsilon {epsilon:.3g}" + (f", delta {delta:g})" if delta else ")")
 
 
 def _observed(series: pd.Series, codes: tuple, spikes: tuple, name: str) -> np.ndarray:
@@ -685,10 +690,10 @@ def _column(
         e = charge("values", VALUES_SHARE * left[0], delta)
         found = _frequent_values(rest, lo, hi, unit, digits, e, delta, rng,
                                  taken=(*spikes, *codes, *named))  # fmt: skip
-        sources["values"] = f"{_dp(e)[:-1]}, delta {delta:g})"
+        sources["values"] = _dp(e, delta)
         if found:
             spike_out = (*spike_out, *found)
-            rest = rest[~np.isin(np.round(np.round(rest / unit) * unit, digits), found)]
+            rest = rest[~np.isin(_on_grid(rest, unit, digits), found)]
     e = charge("bins", left[0])
     edges = _equal_share_edges(rest, lo, hi, integer, n_bins, e, rng, noisy_rest)
     if digits is not None:  # the support's end points, bins of their own (public: no budget)
@@ -743,7 +748,7 @@ def _frequent_values(x, lo, hi, unit, digits, epsilon, delta, rng, taken=()) -> 
     share."""
     if x.size == 0:
         return ()
-    v = np.round(np.round(np.asarray(x, dtype=np.float64) / unit) * unit, digits)
+    v = _on_grid(x, unit, digits)
     keys, counts = np.unique(v[(v > lo) & (v < hi)], return_counts=True)
     out = set(float(t) for t in taken if isinstance(t, (int, float)) and not isinstance(t, bool))
     ordered = {float(k): int(c) for k, c in zip(keys, counts, strict=True) if float(k) not in out}

@@ -301,8 +301,7 @@ def level_rake(
         for g, on in coded:
             if not on.any():
                 continue
-            n_k = np.bincount(g[on]).astype(float)
-            s_k = np.bincount(g[on], weights=out[on], minlength=n_k.size)
+            n_k, s_k = _level_totals(out, g, on)
             ok = (n_k > 0) & (s_k > 0)
             if np.count_nonzero(ok) < 2:
                 continue
@@ -321,6 +320,12 @@ def level_rake(
     return out
 
 
+def _level_totals(w: np.ndarray, g: np.ndarray, on: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per level of a grouping (records ``on``): its number of records and its total weight."""
+    n_k = np.bincount(g[on]).astype(float)
+    return n_k, np.bincount(g[on], weights=w[on], minlength=n_k.size)
+
+
 def _within_noise(w: np.ndarray, coded, noise: float) -> bool:
     r"""Whether every grouping's Pearson statistic :math:`W\sum_k (s_k - t_k)^2 / t_k` at the
     total weight W of ``w`` is at most ``noise`` times its K - 1 (:func:`level_rake`)."""
@@ -328,8 +333,7 @@ def _within_noise(w: np.ndarray, coded, noise: float) -> bool:
     for g, on in coded:
         if not on.any():
             continue
-        n_k = np.bincount(g[on]).astype(float)
-        s_k = np.bincount(g[on], weights=w[on], minlength=n_k.size)
+        n_k, s_k = _level_totals(w, g, on)
         ok = n_k > 0
         if np.count_nonzero(ok) < 2 or s_k[ok].sum() <= 0:
             continue
