@@ -593,3 +593,40 @@ def test_support_resolution_coarsens_at_small_budgets():
     assert support_resolution(4_000, 0.025) == 2
     assert support_resolution(2_000, 0.025) == 1
     assert support_resolution(0.0, 1.0) == 1
+
+
+def test_support_of_small_integers_other_sign_and_block_from_zero():
+    """Post-processing of the same noisy counts over an integer column's unit cells: a value of
+    the sign the bulk does not have (-1 next to hours 0-99) joins only at the first threshold
+    tau, not the tail's tau_next; and the unit cells from 0 up to a support that starts among
+    the small integers join as one block when their counts sum to sqrt(r) tau_next, though no
+    cell alone reaches tau_next (years of experience 0-8 were coded to 9 so)."""
+    from pseudopost.privacy.structure import _support_counts, _support_from, support_cells
+
+    edges = support_cells(2, integer=True)
+
+    def support(noisy):
+        return _support_from(noisy, edges, tau=400.0, heavy=3.0, tau_next=300.0, gap=2)
+
+    hours = np.concatenate([np.zeros(1500), np.full(3000, 40.0)])
+    noisy = _support_counts(hours, edges)
+    assert support(noisy) == (0.0, 100.0)
+    below = noisy.copy()
+    below[np.searchsorted(edges, -1.0)] = 350.0  # the cell of -1 reaches tau_next only
+    assert support(below) == (0.0, 100.0)
+    below[np.searchsorted(edges, -1.0)] = 450.0  # at tau, a value of the data
+    assert support(below) == (-1.0, 100.0)
+    # experience: 9 cells of 0-8 with 110 records each (990 >= 3 x 300), the bulk from 9 on
+    exper = np.concatenate([np.repeat(np.arange(9.0), 110), np.full(4000, 9.0),
+                            np.full(4000, 20.0)])  # fmt: skip
+    assert support(_support_counts(exper, edges))[0] == 0.0
+    thin = np.concatenate([np.repeat(np.arange(9.0), 90), np.full(4000, 9.0),
+                           np.full(4000, 20.0)])  # fmt: skip
+    assert support(_support_counts(thin, edges))[0] == 9.0  # 810 < 900: coded to 9
+    # the block is tested only from 0: a 1-5 score keeps 1 as its lowest value
+    score = np.repeat(np.arange(1.0, 6.0), 1000)
+    assert support(_support_counts(score, edges)) == (1.0, 6.0)  # [1, 6): 1 to 5
+    # and an empty block does not join: 9 cells of 0 records (sum 0 < 3 x 300)
+    late = np.concatenate([np.full(4000, 9.0), np.full(4000, 20.0)])
+    lo, _ = support(_support_counts(late, edges))
+    assert lo == 9.0
