@@ -69,7 +69,9 @@ For each synthesized numeric column with no declared model, grid or bins:
 **Privacy.** Every step is a pure :math:`\varepsilon`-DP release for add/remove neighbours
 (Laplace counts and histograms: Dwork et al. 2006), so the
 stage is :math:`\varepsilon_s`-DP with :math:`\varepsilon_s` the sum of its charges (basic
-composition; the columns' budgets are split equally and each column's over its steps). The
+composition; each column in turn gets the budget left divided by the columns still to come, so
+what a column does not spend goes to the later ones, and each column's is split over its
+steps). The
 mechanism's local :math:`\varepsilon_x` is computed given the chosen structure (the coded data
 are a record-wise map of the data, so add/remove neighbours stay neighbours); the release's
 statement is :math:`\varepsilon_s + \varepsilon_x` per synthetic dataset (sequential
@@ -841,7 +843,9 @@ def estimate_structure(
         Declared valid ranges ``{column: (low, high)}`` (a codebook's): no budget is spent on
         them, and a real value outside one is an error.
     structure_epsilon
-        The stage's budget, split equally over the columns that spend any; a column whose every
+        The stage's budget: each column in turn (numeric, then text) gets what is left divided
+        by the columns still to come, so what one spends short of its share (a 0/1 column's
+        support alone) goes to the later ones; a column whose every
         choice is declared spends nothing.
     structure_delta
         The delta of each text column's partition selection (the stage's delta is their sum).
@@ -879,25 +883,35 @@ def estimate_structure(
             s = frame[c]
             status, values, _ = split_status(s, tuple(codes.get(c, ())), (), name=c)
             _check_declared(s, np.asarray(values, dtype=np.float64), status == 0, *declared[c], c)
-    # an equal split: handing what a column leaves (a 0/1 column's support alone) to the later
-    # columns spent the whole budget, but the last columns' finer bins sharpened their models
-    # and with them the worst record's Lipschitz bound (cps91: local epsilon 50 -> 143 weighted,
-    # 125 -> 332 unweighted, from one record whose hours were coded to the support's edge)
-    per_column = structure_epsilon / max(len(numeric) + len(text), 1)
-    out = {}
+    out: dict[str, ColumnStructure] = {}
     numbers = {c: tuple(float(v) for v in vs if isinstance(v, (int, float)) and not
                         isinstance(v, bool) and math.isfinite(float(v)))
                for c, vs in dict(named_levels or {}).items()}  # fmt: skip
-    for c in numeric:
-        out[c] = _column(frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())),
-                         declared.get(c), per_column, rng, max_grid_points, n_bins,
-                         numbers.get(c, ()),
-                         c not in set(declared_knots) and c in numeric[:KNOT_MAX_COLUMNS],
-                         float(structure_delta))  # fmt: skip
     named = {c: {str(v) for v in vs} for c, vs in dict(named_levels or {}).items()}
-    levels = {c: _levels(frame[c], c, tuple(codes.get(c, ())), per_column, structure_delta, rng,
-                         named.get(c, set()))
-              for c in text}  # fmt: skip
+    levels: dict[str, LevelStructure] = {}
+    # each column's share is what is left over the columns still to come: a column that
+    # spends less than its share (declared, or a 0/1 column's support alone) leaves the rest to
+    # the later ones (which columns spend what depends only on earlier DP outputs and public
+    # facts: adaptive composition, the charges add up to at most the budget). On cps91 (24
+    # columns) an equal split left 0.20 of 1 unspent; spent, it raised quality from 0.959 to
+    # 0.977 and the weighted CI overlap from 0.15 to 0.55, and the local epsilon from 52 to 155
+    # (weighted): the last columns' finer bins sharpened their models, and with them the worst
+    # record's Lipschitz bound (one record whose hours were coded to the support's edge)
+    left, order = float(structure_epsilon), [*numeric, *text]
+    for i, c in enumerate(order):
+        share = left / (len(order) - i)
+        if c in numeric:
+            got: ColumnStructure | LevelStructure = _column(
+                frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())), declared.get(c),
+                share, rng, max_grid_points, n_bins, numbers.get(c, ()),
+                c not in set(declared_knots) and c in numeric[:KNOT_MAX_COLUMNS],
+                float(structure_delta))  # fmt: skip
+            out[c] = got
+        else:
+            got = _levels(frame[c], c, tuple(codes.get(c, ())), share, structure_delta, rng,
+                          named.get(c, set()))  # fmt: skip
+            levels[c] = got
+        left = max(left - got.epsilon, 0.0)
     spent = compose([ch for part in (*out.values(), *levels.values()) for ch in part.charges])
     return Structure(out, float(structure_epsilon), levels, spent[1])
 

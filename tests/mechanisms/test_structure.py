@@ -85,6 +85,26 @@ def test_structure_same_seed_same_choices_and_budget_checked():
         estimate_structure(frame, ["age"], bounds={"age": (5, 1)}, rng=np.random.default_rng(0))
 
 
+def test_budget_a_column_leaves_goes_to_the_later_columns():
+    """Each column gets the budget left over the columns still to come: a declared column
+    spends nothing and 0/1 columns spend only their support's share, so the later columns get
+    more than an equal split, and the stage spends its whole budget, never more."""
+    rng = np.random.default_rng(4)
+    n = 3000
+    frame = pd.DataFrame({"score": rng.integers(0, 11, n), "a": rng.integers(0, 2, n),
+                          "b": rng.integers(0, 2, n),
+                          "income": np.round(np.exp(rng.normal(10, 1, n)), 2)})  # fmt: skip
+    s = estimate_structure(frame, list(frame.columns), bounds={"score": (0, 10)},
+                           declared_knots=["score"], structure_epsilon=1.0,
+                           rng=np.random.default_rng(6))  # fmt: skip
+    spent = {c: s.columns[c].epsilon for c in frame.columns}
+    assert spent["score"] == 0.0  # integer dtype, declared range and knots: nothing
+    assert 0 < spent["a"] < 1.0 / 3  # the first spending column: a third of the budget, or less
+    assert spent["income"] > 0.25 + 1e-9  # more than an equal split of four
+    assert s.epsilon == pytest.approx(1.0)  # the last column takes what is left
+    assert s.epsilon == pytest.approx(sum(c.epsilon for c in s.charges))
+
+
 def test_declared_range_refuses_a_value_outside_naming_the_row():
     frame = _survey(50)
     frame.loc[7, "age"] = 130
