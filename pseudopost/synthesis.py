@@ -381,8 +381,9 @@ def synthesize(
         every numeric column with no declared model, grid or bins gets its integer-ness, its
         support (unless declared in ``bounds``), a zero spike and its bins from differentially
         private releases (pure epsilon, add/remove; each column in turn gets the budget left
-        over the columns still to come); values beyond a DP bound are coded to it. The column is then modelled over its support (every
-        integer of it, or a histogram density), so no synthetic value leaves it. ``None`` reads
+        over the columns still to come); values beyond a DP bound are coded to it. The column
+        is then modelled over its support (every integer of it, or a histogram density), so no
+        synthetic value leaves it. ``None`` reads
         these choices from the data instead (pseudopost 0.1's automatic families), which the
         privacy statement flags as not covered.
     grid

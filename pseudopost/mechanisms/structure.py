@@ -71,8 +71,7 @@ For each synthesized numeric column with no declared model, grid or bins:
 stage is :math:`\varepsilon_s`-DP with :math:`\varepsilon_s` the sum of its charges (basic
 composition; each column in turn gets the budget left divided by the columns still to come, so
 what a column does not spend goes to the later ones, and each column's is split over its
-steps). The
-mechanism's local :math:`\varepsilon_x` is computed given the chosen structure (the coded data
+steps). The mechanism's local :math:`\varepsilon_x` is computed given the chosen structure (the coded data
 are a record-wise map of the data, so add/remove neighbours stay neighbours); the release's
 statement is :math:`\varepsilon_s + \varepsilon_x` per synthetic dataset (sequential
 composition; guide: *Whole files*). Categorical levels come from the dtype (pandas categories,
@@ -898,14 +897,14 @@ def estimate_structure(
     # (weighted): the last columns' finer bins sharpened their models, and with them the worst
     # record's Lipschitz bound (one record whose hours were coded to the support's edge)
     left, order = float(structure_epsilon), [*numeric, *text]
+    knotted = set(numeric[:KNOT_MAX_COLUMNS]) - set(declared_knots)
     for i, c in enumerate(order):
         share = left / (len(order) - i)
         if c in numeric:
             got: ColumnStructure | LevelStructure = _column(
                 frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())), declared.get(c),
                 share, rng, max_grid_points, n_bins, numbers.get(c, ()),
-                c not in set(declared_knots) and c in numeric[:KNOT_MAX_COLUMNS],
-                float(structure_delta))  # fmt: skip
+                c in knotted, float(structure_delta))  # fmt: skip
             out[c] = got
         else:
             got = _levels(frame[c], c, tuple(codes.get(c, ())), share, structure_delta, rng,

@@ -631,7 +631,7 @@ def _support_from(
     # sqrt(r) tau_next (years of experience 0-8, 600 of 4,507 records spread over nine cells
     # that each failed tau_next, were coded to 9; an empty block passes with probability at
     # most that of one empty cell, 0.46 % for r = 1 down to 0.1 % for r = 10)
-    if positive and unit[z] and edges[z] == 0.0 and z < first and edges[first] <= 10.0:
+    if positive and unit[z] and z < first and edges[first] <= 10.0:  # unit[z]: z is [0, 1)
         if noisy[z:first].sum() >= math.sqrt(first - z) * tau_next:
             first = z
     # the cell [-1e-6, 1e-6) holding 0 ends at 0 on a side with no cell of that sign
@@ -687,8 +687,8 @@ def dp_support(
     bulk does not have (-1 beside a nonnegative bulk) needs the first threshold; on a
     nonnegative ``integer`` column whose support starts at 1 to 10, the r unit cells from 0 up
     to it join as one block when their noisy counts sum to :math:`\sqrt r` times the lower
-    threshold (no cell alone need reach it); with cells of at most a factor :math:`10^{0.2}`, an end whose
-    outermost cell holds at least ``heavy`` of those thresholds and at least half its inner
+    threshold (no cell alone need reach it); with cells of at most a factor
+    :math:`10^{0.2}`, an end whose outermost cell holds at least ``heavy`` of those thresholds and at least half its inner
     neighbour's noisy count is widened by one cell more (the tail stops abruptly there rather
     than thinning out, so more of it may lie just beyond). Unlike an exponential-
     mechanism quantile at a small count target (:func:`dp_extreme`), whose failure at a small
