@@ -211,15 +211,14 @@ FILES = {
         "source": "May 1991 Current Population Survey, married women and their husbands "
         "(D. Hamermesh), via R wooldridge::cps91",
         "codebook": {
-            # hrwage = earns / hours and lwage = log(hrwage) (the codebook's definitions):
-            # undefined for women with no hours
-            "rules": ["hrwage is missing when hours == 0"],
             # the codebook's definitions that the file holds exactly (exper is not
-            # age - educ - 6 on 9 records: modelled)
+            # age - educ - 6 on 9 records: modelled); hrwage = earns / hours and lwage =
+            # log(hrwage) are missing for women with no hours (x / 0 is a missing cell)
             "derived": {
                 "expersq": "exper ** 2",
                 "husexp": "husage - huseduc - 6",
-                "lwage": "log(hrwage)",
+                "hrwage": "earns / hours",
+                "lwage": "log(earns / hours)",
             },
             "bounds": {
                 # the CPS's weekly earnings topcode of 1989-97, $1,923; highest grade
@@ -231,10 +230,11 @@ FILES = {
         },
         "integers": ["husunion", "union"],
         "facts": "husunion and union 0/1 answers; "
-        "empty cells missing; hrwage missing when hours == 0 (hrwage = earns/hours); "
+        "empty cells missing; "
         "husearns 0-1,923 (the CPS weekly earnings topcode); educ and huseduc 0-18 (highest "
         "grade completed); the codebook's derived columns expersq = exper ** 2, husexp = "
-        "husage - huseduc - 6 and lwage = log(hrwage) declared derived (exper, defined as "
+        "husage - huseduc - 6, hrwage = earns/hours and lwage = log(hrwage) declared derived "
+        "(hrwage and lwage missing when hours == 0; exper, defined as "
         "age - educ - 6, differs on 9 records and is modelled)",
         "regression": (
             "hours",

@@ -68,6 +68,7 @@ from pseudopost.mechanisms.pseudo_posterior.core import (
     FILE_RISK_FIT,
     FILE_TUNE,
     FILE_WEIGHT_FLOOR,
+    FILE_WEIGHTED_FIT,
 )
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, Structure, estimate_structure
 from pseudopost.models.file import FileModel
@@ -321,6 +322,7 @@ def synthesize(
     floor_cost: bool = False,
     target_epsilon: float | None = None,
     risk_fit: str = FILE_RISK_FIT,
+    weighted_fit: str = FILE_WEIGHTED_FIT,
     draws: int = DRAWS,
     tune: int = TUNE,
     chains: int = CHAINS,
@@ -447,7 +449,13 @@ def synthesize(
         NUTS for a part whose Pareto k-hat is too large, :func:`~pseudopost.fitting.parts.
         laplace_draws`) or ``"nuts"`` (MCMC for every part, as the papers; SLID: 45.9 s against
         40.1 s). The weighted fit, whose draws the accountant and the
-        synthetic data use, is NUTS either way (:class:`~pseudopost.PseudoPosterior`).
+        synthetic data use, is exact MCMC either way (``weighted_fit``).
+    weighted_fit
+        How the weighted pseudo posterior is drawn: ``"imh"`` (default: each part's
+        independence Metropolis-Hastings chain proposing from its Laplace approximation, an
+        exact MCMC kernel at one log density per draw; NUTS for a part whose approximation is
+        too far from its posterior, :func:`~pseudopost.fitting.parts.independence_draws`) or
+        ``"nuts"`` (every part; :class:`~pseudopost.PseudoPosterior`).
     draws, tune, chains, workers, seed, progress
         Sampling of every part (threads: ``workers``; Dask tasks when a ``distributed`` client
         is active); one ``seed`` drives fitting and synthesis. The defaults (2 chains x 250
@@ -547,6 +555,7 @@ def synthesize(
         floor_cost=floor_cost,
         workers=workers,
         risk_fit=risk_fit,
+        weighted_fit=weighted_fit,
         rake_min_weight=rake_min_weight,
     )
     result = mechanism.fit(

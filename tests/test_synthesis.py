@@ -501,3 +501,42 @@ def test_posterior_coordinates_and_diagnostics_name_levels():
     assert own and all(str(d).isidentifier() for d in own)  # plain names, for .sel and plots
     names = set(out.fit.diagnostics["weighted"].table["parameter"])
     assert "job::beta[age, missing]" in names or "job::intercept[missing]" in names
+
+
+def test_weighted_fit_imh_draws_parts_by_the_independence_chain():
+    """The default weighted fit runs each part's independence Metropolis-Hastings chain where
+    its Laplace proposal serves (sampler statistics ``accepted``, one density per draw), NUTS
+    elsewhere; 'nuts' runs NUTS for every part; the choice is recorded; other models refuse
+    it before any work."""
+    import pymc as pm
+
+    from pseudopost import PseudoPosterior
+
+    rng = np.random.default_rng(5)
+    n = 1500
+    g = rng.choice(["a", "b", "c"], n)
+    frame = pd.DataFrame({"g": g, "k": rng.poisson(np.where(g == "a", 2.0, 4.0)),
+                          "s": rng.choice(["u", "v"], n)})  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        imh = synthesize(frame, draws=100, tune=100, seed=8)
+        nuts = synthesize(frame, draws=100, tune=100, seed=8, weighted_fit="nuts")
+    for out, fit in ((imh, "imh"), (nuts, "nuts")):
+        tree = out.result.datatree
+        assert tree["privacy"].attrs["weighted_fit"] == fit
+        ss = tree["sample_stats"]
+        accepted = {str(v).split("::")[0] for v in ss.data_vars if str(v).endswith("::accepted")}
+        steps = {str(v).split("::")[0]: float(ss[v].mean()) for v in ss.data_vars
+                 if str(v).endswith("::n_steps")}  # fmt: skip
+        if fit == "imh":
+            assert accepted and all(steps[p] == 1.0 for p in accepted)
+        else:
+            assert not accepted and all(v > 1.0 for v in steps.values())
+        assert np.isfinite(out.epsilon) and len(out.synthetic) == n
+    with pytest.raises(ValueError, match="'weighted_fit' must be one of"):
+        synthesize(frame, weighted_fit="exact")
+    with pm.Model() as m:
+        mu = pm.Normal("mu")
+        pm.Normal("y", mu, 1.0, observed=np.zeros(5))
+    with pytest.raises(ValueError, match=r"needs a\s+whole-file model"):
+        PseudoPosterior(m, weighted_fit="imh")

@@ -220,6 +220,7 @@ class ColumnSampler(Sampler):
         progress: bool = False,
         start: Mapping[str, np.ndarray] | None = None,
         laplace: bool = False,
+        independence: bool = False,
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         """:meth:`sample`, and each preconditioned part's mode (packed parameters).
 
@@ -231,11 +232,14 @@ class ColumnSampler(Sampler):
         ``laplace``: each part's draws from its Laplace approximation where its mode is found
         by Newton steps on its exact Hessian, NUTS elsewhere
         (:meth:`PartSampler.sample_with_mode <pseudopost.fitting.parts.PartSampler.
-        sample_with_mode>`).
+        sample_with_mode>`). ``independence``: each such part's draws by the independence
+        Metropolis-Hastings sampler with that approximation as its proposal (an exact MCMC
+        kernel), NUTS elsewhere.
         """
         trace, modes = self._draw_parts(self._checked(data), draws=draws, tune=tune,
                                         chains=chains, seed=seed, progress=progress,
-                                        start=start, laplace=laplace)  # fmt: skip
+                                        start=start, laplace=laplace,
+                                        independence=independence)  # fmt: skip
         return posterior_tree(trace, self._keep), modes
 
     def _draw(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
@@ -243,29 +247,52 @@ class ColumnSampler(Sampler):
                                 progress=progress, start=None)[0]  # fmt: skip
 
     def _draw_parts(
-        self, data, *, draws, tune, chains, seed, progress, start, laplace=False
+        self,
+        data,
+        *,
+        draws,
+        tune,
+        chains,
+        seed,
+        progress,
+        start,
+        laplace=False,
+        independence=False,
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``) and
         their modes, with BLAS on one thread throughout (:func:`_fit_one`; set here, in the
         calling thread, so that the limit holds in the pool's threads)."""
         with _one_blas_thread():
             return self._fit_parts(data, draws=draws, tune=tune, chains=chains, seed=seed,
-                                   progress=progress, start=start, laplace=laplace)  # fmt: skip
+                                   progress=progress, start=start, laplace=laplace,
+                                   independence=independence)  # fmt: skip
 
     def _fit_parts(
-        self, data, *, draws, tune, chains, seed, progress, start, laplace=False
+        self,
+        data,
+        *,
+        draws,
+        tune,
+        chains,
+        seed,
+        progress,
+        start,
+        laplace=False,
+        independence=False,
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         stats = self._stats(data)
         # one bar over the parts (below), none per part's sampler
         settings = {"draws": draws, "tune": tune, "chains": chains, "progress": False,
-                    "laplace": bool(laplace)}  # fmt: skip
+                    "laplace": bool(laplace), "independence": bool(independence)}  # fmt: skip
         seeds = [part_seed(seed, j) for j in range(len(self.parts))]
         starts = [None if start is None else start.get(p.name) for p in self.parts]
         client = active_client() if self.backend in ("auto", "dask") else None
         if self.backend == "dask" and client is None:
             raise ValueError("backend='dask' needs an active distributed client.")
         with parts_progress(
-            len(self.parts), "Laplace or NUTS" if laplace else "NUTS", progress
+            len(self.parts),
+            "Laplace or NUTS" if laplace else "IMH or NUTS" if independence else "NUTS",
+            progress,
         ) as done:
             results = self._run(client, stats, settings, seeds, starts, done)
         self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
@@ -348,7 +375,7 @@ def _pair(parts: Sequence[Part], trees: Sequence[xr.DataTree], chains: int, draw
         posts.append(_prefixed(part, post))
         if "sample_stats" in tree.children:
             ss = tree["sample_stats"].to_dataset()
-            keep = [v for v in ("diverging", "n_steps", "depth") if v in ss]
+            keep = [v for v in ("diverging", "n_steps", "depth", "accepted") if v in ss]
             ss = ss[keep].assign_coords(chain=np.arange(chains), draw=np.arange(draws))
             if "diverging" in ss:
                 diverging += ss["diverging"].to_numpy().astype(np.int64)

@@ -107,6 +107,10 @@ LIKELIHOODS = ("auto", "full", "sufficient", "parts")
 RISK_FITS = ("nuts", "laplace")
 #: the risk step of a whole-file release (pseudopost.synthesize and the whole_file spec)
 FILE_RISK_FIT = "laplace"
+#: how the weighted (pseudo) posterior is drawn (PseudoPosterior's ``weighted_fit``)
+WEIGHTED_FITS = ("nuts", "imh")
+#: the weighted fit of a whole-file release
+FILE_WEIGHTED_FIT = "imh"
 #: the weight floor of a whole-file release (see :func:`~pseudopost.risk.weights.level_floor`)
 FILE_WEIGHT_FLOOR = 0.5
 #: raking of a whole-file release's weights to the data's level shares (see
@@ -216,6 +220,16 @@ class PseudoPosterior:
         chosen, not what the stated epsilon means; it removes one of the two MCMC fits.
         ``unweighted_epsilon`` and ``synthesize(weighted=False)`` then describe the
         approximation, and the unweighted fit has no MCMC diagnostics.
+    weighted_fit
+        How the weighted pseudo posterior (eq. 1), whose draws the accountant (eq. 7) and the
+        synthetic data use, is drawn: ``"nuts"`` (default) or, for a whole-file model,
+        ``"imh"``: each part's independence Metropolis-Hastings chain with its Laplace
+        approximation as the proposal (:func:`~pseudopost.fitting.parts.independence_draws`),
+        NUTS for a part whose mode Newton's method did not reach or whose chain accepts too
+        few proposals. Both are exact MCMC kernels of the same pseudo posterior (the
+        stationary distribution does not depend on the proposal), so the accountant's
+        :math:`\epsilon_x` keeps its meaning; the independence chain costs one log density
+        per draw instead of a NUTS trajectory of gradients.
     """
 
     def __init__(
@@ -242,6 +256,7 @@ class PseudoPosterior:
         workers: int | None = None,
         risk_fit: Literal["nuts", "laplace"] = "nuts",
         rake_min_weight: float | None = None,
+        weighted_fit: Literal["nuts", "imh"] = "nuts",
     ) -> None:
         if isinstance(model, pm.Model):
             model = PyMCModel(model)
@@ -333,6 +348,16 @@ class PseudoPosterior:
                 "whole-file model (FileModel); other models' risk step runs NUTS."
             )
         self.risk_fit = risk_fit
+        if weighted_fit not in WEIGHTED_FITS:
+            raise ValueError(
+                f"'weighted_fit' must be one of {WEIGHTED_FITS}. Got {weighted_fit!r}."
+            )
+        if weighted_fit == "imh" and not parts:
+            raise ValueError(
+                "weighted_fit='imh' proposes from each column part's Laplace approximation: it "
+                "needs a whole-file model (FileModel); other models' weighted fit runs NUTS."
+            )
+        self.weighted_fit = weighted_fit
         if parts and likelihood not in ("auto", "parts"):
             raise ValueError(
                 f"A whole-file model is fitted part by part (likelihood='parts'); "
@@ -510,6 +535,7 @@ class PseudoPosterior:
                 bound=None,
                 part_data=tuple(data),
                 risk_fit=self.risk_fit,
+                weighted_fit=self.weighted_fit,
             )
         built = self.model.build(prepared)
         if isinstance(self.model, PyMCModel):  # the user's own model object: keep a copy of
@@ -630,6 +656,7 @@ class _Fitted:
     bound: float | None
     part_data: tuple | None = None  # the "parts" path: each part's (grouped) data
     risk_fit: str = "nuts"  # the "parts" path: how the unweighted fit is drawn
+    weighted_fit: str = "nuts"  # the "parts" path: how the weighted fits are drawn
     # the "parts" path: the unweighted fit's mode of each part, where every weighted refit's
     # mode search starts (ColumnSampler.sample_with_modes)
     modes: dict = field(default_factory=dict)
@@ -659,7 +686,9 @@ class _Fitted:
         # not depend on which refits ran before it (floor cost, re-weighting, calibration)
         tree, modes = self.sampler.sample_with_modes(
             data, seed=seed, start=None if unweighted else self.modes,
-            laplace=unweighted and self.risk_fit == "laplace", **self.settings.sampling(),
+            laplace=unweighted and self.risk_fit == "laplace",
+            independence=not unweighted and self.weighted_fit == "imh",
+            **self.settings.sampling(),
         )  # fmt: skip
         if unweighted:
             self.modes.clear()

@@ -171,6 +171,7 @@ def privacy_attrs(
         "normalisation": mech.normalisation,
         "reweight": int(mech.reweight),
         "risk_fit": getattr(mech, "risk_fit", "nuts"),
+        "weighted_fit": getattr(mech, "weighted_fit", "nuts"),
         "exclude_quantile": -1.0 if mech.exclude_quantile is None else mech.exclude_quantile,
         "units": "log density of the outcome as given (log-normal includes -log x)",
     }

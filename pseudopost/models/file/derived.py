@@ -59,7 +59,8 @@ def parse_derived(derived: Mapping[str, str] | None) -> dict[str, str]:
 def _evaluate(frame: pd.DataFrame, column: str, expr: str) -> np.ndarray:
     """The expression on ``frame`` as float64, non-finite results as NaN."""
     try:
-        value = frame.eval(expr, engine="python")
+        with np.errstate(all="ignore"):  # log(0), x / 0: missing cells, not warnings
+            value = frame.eval(expr, engine="python")
     except Exception as exc:  # pandas raises several types for a bad expression
         raise ValueError(
             f"The definition of derived column {column!r}, {expr!r}, cannot be evaluated on "

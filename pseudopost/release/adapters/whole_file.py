@@ -305,6 +305,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             "rtol": (False, "posfloat"),
             "max_refits": (False, "posint"),
             "risk_fit": (False, "str"),
+            "weighted_fit": (False, "str"),
         },
         "file": {
             "order": (False, "list[str]"),
@@ -340,7 +341,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         options = {
             k: mech[k]
             for k in ("scale", "shift", "normalisation", "weight_floor", "floor_cost",
-                      "target_epsilon", "rtol", "max_refits", "risk_fit", "rake_min_weight")
+                      "target_epsilon", "rtol", "max_refits", "risk_fit", "rake_min_weight",
+                      "weighted_fit")
             if k in mech
         }  # fmt: skip
         from pseudopost.mechanisms.pseudo_posterior.core import (
@@ -350,16 +352,22 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             FILE_RISK_FIT,
             FILE_TUNE,
             FILE_WEIGHT_FLOOR,
+            FILE_WEIGHTED_FIT,
             RISK_FITS,
+            WEIGHTED_FITS,
         )
 
         # the risk step, weight floor and sampling as pseudopost.synthesize's defaults
         options.setdefault("risk_fit", FILE_RISK_FIT)
+        options.setdefault("weighted_fit", FILE_WEIGHTED_FIT)
         options.setdefault("weight_floor", FILE_WEIGHT_FLOOR)
         options.setdefault("rake_min_weight", FILE_RAKE_MIN_WEIGHT)
         if options["risk_fit"] not in RISK_FITS:
             raise fail("mechanism.risk_fit", options["risk_fit"], f"one of {RISK_FITS}",
                        "'laplace' (default) or 'nuts'.")  # fmt: skip
+        if options["weighted_fit"] not in WEIGHTED_FITS:
+            raise fail("mechanism.weighted_fit", options["weighted_fit"],
+                       f"one of {WEIGHTED_FITS}", "'imh' (default) or 'nuts'.")  # fmt: skip
         if "weight_floor" in options and options["weight_floor"] > 1:
             raise fail("mechanism.weight_floor", options["weight_floor"], "a number in [0, 1]",
                        "e.g. 0.5.")  # fmt: skip
@@ -685,6 +693,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         attrs = produced.result.datatree["privacy"].attrs
         record["weight_floor"] = float(attrs.get("weight_floor", 0.0))
         record["risk_fit"] = str(attrs.get("risk_fit", "nuts"))
+        record["weighted_fit"] = str(attrs.get("weighted_fit", "nuts"))
         floor = attrs.get("epsilon_without_floor")
         record["epsilon_without_floor"] = None if floor is None else float(floor)
         record["weights_raised_by_floor"] = int(attrs.get("weights_raised_by_floor", 0))
@@ -753,8 +762,14 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             )
         facts["risk step's unweighted posterior"] = (
             "Laplace approximation, importance-resampled, where its Pareto k-hat allows "
-            "(NUTS elsewhere); the weighted fit is NUTS"
+            "(NUTS elsewhere)"
             if privacy.get("risk_fit") == "laplace"
+            else "NUTS"
+        )
+        facts["weighted (pseudo) posterior"] = (
+            "independence Metropolis-Hastings from each part's Laplace approximation where it "
+            "accepts enough proposals (NUTS elsewhere): exact MCMC"
+            if privacy.get("weighted_fit") == "imh"
             else "NUTS"
         )
         if privacy.get("epsilon_without_floor") is not None:
