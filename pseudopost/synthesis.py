@@ -454,7 +454,7 @@ def synthesize(
         How the weighted pseudo posterior is drawn: ``"imh"`` (default: each part's
         independence Metropolis-Hastings chain proposing from its Laplace approximation, an
         exact MCMC kernel at one log density per draw; NUTS for a part whose approximation is
-        too far from its posterior, :func:`~pseudopost.fitting.parts.independence_draws`) or
+        too far from its posterior, ``pseudopost.fitting.parts.independence_draws``) or
         ``"nuts"`` (every part; :class:`~pseudopost.PseudoPosterior`).
     draws, tune, chains, workers, seed, progress
         Sampling of every part (threads: ``workers``; Dask tasks when a ``distributed`` client

@@ -224,7 +224,7 @@ class PseudoPosterior:
         How the weighted pseudo posterior (eq. 1), whose draws the accountant (eq. 7) and the
         synthetic data use, is drawn: ``"nuts"`` (default) or, for a whole-file model,
         ``"imh"``: each part's independence Metropolis-Hastings chain with its Laplace
-        approximation as the proposal (:func:`~pseudopost.fitting.parts.independence_draws`),
+        approximation as the proposal (``pseudopost.fitting.parts.independence_draws``),
         NUTS for a part whose mode Newton's method did not reach or whose chain accepts too
         few proposals. Both are exact MCMC kernels of the same pseudo posterior (the
         stationary distribution does not depend on the proposal), so the accountant's

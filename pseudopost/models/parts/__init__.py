@@ -1,6 +1,7 @@
 """Column parts: one column's conditional model, fitted alone from grouped statistics.
 
-See ``pseudopost.models.parts.base`` for the factorisation and the API. Families (one module
+See ``pseudopost.models.parts.base`` for the factorisation and the API (a part's data and
+grouping in ``data``, its parameters in ``layout``, its statistics in ``statistics``). Families (one module
 each), with the priors of the ready model they stand for:
 
 ======================================  ==========================================  ==========================
@@ -23,30 +24,21 @@ family                                  class                                   
 
 from __future__ import annotations
 
-from pseudopost.models.parts.base import (
-    SEP,
-    Encoded,
-    Layout,
-    Param,
-    Part,
-    PartData,
-    PartDensity,
-    Stats,
-    dim_name,
-    group_rows,
-    row_keys,
-)
+from pseudopost.models.parts.base import SEP, Encoded, Part, PartDensity, dim_name
 from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
 from pseudopost.models.parts.cumulative import BinnedPart, CumulativePart
+from pseudopost.models.parts.data import PartData, group_rows, row_keys
 from pseudopost.models.parts.dirichlet_categorical import DirichletCategoricalPart
 from pseudopost.models.parts.grouped import GroupedData
+from pseudopost.models.parts.layout import Layout, Param
 from pseudopost.models.parts.lognormal import LogNormalPart
 from pseudopost.models.parts.masked_categorical import MaskedCategoricalPart
 from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
 from pseudopost.models.parts.normal import NormalPart
 from pseudopost.models.parts.ordinal import OrdinalPart
 from pseudopost.models.parts.poisson import PoissonPart
+from pseudopost.models.parts.statistics import Stats
 from pseudopost.models.parts.zero_truncated_negative_binomial import (
     ZeroTruncatedNegativeBinomialPart,
 )

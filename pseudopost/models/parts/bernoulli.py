@@ -30,7 +30,9 @@ from pseudopost.models.parts._fused import (
     use_fused,
 )
 from pseudopost.models.parts._math import expit, log_sigmoid
-from pseudopost.models.parts.base import Layout, Param, Part, group_rows
+from pseudopost.models.parts.base import Part
+from pseudopost.models.parts.data import group_rows
+from pseudopost.models.parts.layout import Layout, Param
 
 __all__ = ["BernoulliPart", "coefficients"]
 

@@ -36,7 +36,9 @@ from pseudopost.models.parts._fused import (
     use_fused,
     use_fused_table,
 )
-from pseudopost.models.parts.base import Layout, Param, Part, group_rows
+from pseudopost.models.parts.base import Part
+from pseudopost.models.parts.data import group_rows
+from pseudopost.models.parts.layout import Layout, Param
 
 __all__ = ["CategoricalPart", "check_levels", "code_support", "level_counts", "log_softmax"]
 

@@ -79,7 +79,8 @@ from scipy import sparse, special
 
 from pseudopost.models.parts._fused import cumulative_loglik_grad, sparse_rows
 from pseudopost.models.parts._math import expit, log1mexp, log_sigmoid
-from pseudopost.models.parts.base import Layout, Param, group_rows
+from pseudopost.models.parts.data import group_rows
+from pseudopost.models.parts.layout import Layout, Param
 from pseudopost.models.parts.ordinal import OrdinalPart, linear_blocks
 
 __all__ = ["FUSED_KEYS", "BinnedPart", "CumulativePart"]

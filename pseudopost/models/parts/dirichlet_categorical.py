@@ -18,8 +18,10 @@ from functools import cached_property
 
 import numpy as np
 
-from pseudopost.models.parts.base import Layout, Param, Part, Stats
+from pseudopost.models.parts.base import Part
 from pseudopost.models.parts.categorical import check_levels, code_support
+from pseudopost.models.parts.layout import Layout, Param
+from pseudopost.models.parts.statistics import Stats
 
 __all__ = ["DirichletCategoricalPart"]
 

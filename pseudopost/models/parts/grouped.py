@@ -21,7 +21,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pseudopost.models.parts.base import Part, PartData, Stats, check_weights, group_keys, row_keys
+from pseudopost.models.parts.base import Part
+from pseudopost.models.parts.data import PartData, check_weights, group_keys, row_keys
+from pseudopost.models.parts.statistics import Stats
 
 __all__ = ["GroupedData"]
 

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pseudopost.models.parts.base import PartData
 from pseudopost.models.parts.categorical import CategoricalPart
+from pseudopost.models.parts.data import PartData
 
 __all__ = ["MaskedCategoricalPart", "masked_log_softmax"]
 

@@ -34,8 +34,9 @@ from functools import cached_property
 import numpy as np
 from scipy import special, stats
 
-from pseudopost.models.parts.base import Layout, Param, Part
+from pseudopost.models.parts.base import Part
 from pseudopost.models.parts.bernoulli import coefficients, linear_grads, linear_rows
+from pseudopost.models.parts.layout import Layout, Param
 from pseudopost.models.parts.poisson import count_statistics, is_count
 
 __all__ = ["POISSON_LIMIT", "NegativeBinomialPart"]

@@ -27,7 +27,8 @@ from functools import cached_property
 import numpy as np
 from scipy import special
 
-from pseudopost.models.parts.base import Layout, Param, Part
+from pseudopost.models.parts.base import Part
+from pseudopost.models.parts.layout import Layout, Param
 
 __all__ = ["NormalPart"]
 

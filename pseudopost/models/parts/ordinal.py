@@ -26,7 +26,7 @@ Second derivatives (exact Hessian; :math:`t = r(1 + r)`, :math:`r = 1/(e^{a-b} -
 :math:`\partial_a\partial_b = t`; with :math:`A_g = c - \eta_g` the per-pattern Hessian in A is
 tridiagonal with row sums :math:`-\sigma(A_j)\sigma(-A_j)(C_{gj} + C_{g,j+1})`, which give
 the blocks in :math:`\beta` (:math:`\partial A/\partial\beta = -x_g`); the ordered transform
-is applied by :meth:`Layout.hessian <pseudopost.models.parts.base.Layout.hessian>`.
+is applied by :meth:`Layout.hessian <pseudopost.models.parts.layout.Layout.hessian>`.
 Inversion: the smallest k with
 :math:`\sigma(c_k - \eta) \ge u`, as the ready model.
 """
@@ -40,8 +40,9 @@ from typing import ClassVar
 import numpy as np
 
 from pseudopost.models.parts._math import expit, log1mexp, log_sigmoid
-from pseudopost.models.parts.base import Layout, Param, Part
+from pseudopost.models.parts.base import Part
 from pseudopost.models.parts.categorical import check_levels, code_support, level_counts
+from pseudopost.models.parts.layout import Layout, Param
 
 __all__ = ["OrdinalPart", "level_logp", "linear_blocks"]
 

@@ -20,8 +20,10 @@ from functools import cached_property
 import numpy as np
 from scipy import special, stats
 
-from pseudopost.models.parts.base import Layout, Part, group_rows
+from pseudopost.models.parts.base import Part
 from pseudopost.models.parts.bernoulli import coefficients, linear_grads, linear_rows
+from pseudopost.models.parts.data import group_rows
+from pseudopost.models.parts.layout import Layout
 
 __all__ = ["PoissonPart", "count_statistics", "is_count"]
 

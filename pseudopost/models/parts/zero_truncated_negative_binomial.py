@@ -24,7 +24,7 @@ import numpy as np
 from scipy import stats
 
 from pseudopost.models.parts._math import log1mexp
-from pseudopost.models.parts.base import PartData, check_weights
+from pseudopost.models.parts.data import PartData, check_weights
 from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
 
 __all__ = ["ZeroTruncatedNegativeBinomialPart", "log_p0"]
