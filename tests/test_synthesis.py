@@ -415,16 +415,20 @@ def test_deprecated_whole_record_options_still_work():
 
 
 # ---------------------------------------------------------------------- the risk step's draws
+def _three_columns(n: int = 1500) -> pd.DataFrame:
+    """A group, a count that depends on it and an unrelated answer (seed 5)."""
+    rng = np.random.default_rng(5)
+    g = rng.choice(["a", "b", "c"], n)
+    return pd.DataFrame({"g": g, "k": rng.poisson(np.where(g == "a", 2.0, 4.0)),
+                         "s": rng.choice(["u", "v"], n)})  # fmt: skip
+
+
 def test_risk_fit_laplace_draws_the_unweighted_posterior_without_mcmc():
     """The default risk step draws a part from its importance-resampled Laplace approximation
     where that is trusted (no sampler statistics, no diagnostics of independent draws; here
     at least one part of a 1,500-record file), NUTS elsewhere; 'nuts' runs MCMC for every part
     as the papers; the weighted fit is NUTS either way; the choice is recorded."""
-    rng = np.random.default_rng(5)
-    n = 1500
-    g = rng.choice(["a", "b", "c"], n)
-    frame = pd.DataFrame({"g": g, "k": rng.poisson(np.where(g == "a", 2.0, 4.0)),
-                          "s": rng.choice(["u", "v"], n)})  # fmt: skip
+    frame = _three_columns()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fast = synthesize(frame, draws=60, tune=60, seed=8)
@@ -512,11 +516,7 @@ def test_weighted_fit_imh_draws_parts_by_the_independence_chain():
 
     from pseudopost import PseudoPosterior
 
-    rng = np.random.default_rng(5)
-    n = 1500
-    g = rng.choice(["a", "b", "c"], n)
-    frame = pd.DataFrame({"g": g, "k": rng.poisson(np.where(g == "a", 2.0, 4.0)),
-                          "s": rng.choice(["u", "v"], n)})  # fmt: skip
+    frame = _three_columns()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         imh = synthesize(frame, draws=100, tune=100, seed=8)
@@ -532,7 +532,7 @@ def test_weighted_fit_imh_draws_parts_by_the_independence_chain():
             assert accepted and all(steps[p] == 1.0 for p in accepted)
         else:
             assert not accepted and all(v > 1.0 for v in steps.values())
-        assert np.isfinite(out.epsilon) and len(out.synthetic) == n
+        assert np.isfinite(out.epsilon) and len(out.synthetic) == len(frame)
     with pytest.raises(ValueError, match="'weighted_fit' must be one of"):
         synthesize(frame, weighted_fit="exact")
     with pm.Model() as m:

@@ -277,27 +277,43 @@ def laplace_draws(
     if size < LAPLACE_MIN_DRAWS:
         return None
     rng = np.random.default_rng(seed)
-    z = rng.standard_normal((size, x0.size))
-    x = x0[None, :] + z @ L.T
+    proposed = _proposals(part, stats, x0, L, rng.standard_normal((size, x0.size)))
+    if proposed is None:
+        return None
+    x, _, lw, khat = proposed
+    pick = systematic_resample(lw, rng.uniform())
+    tree = _packed_tree(part, x[rng.permutation(pick)], draws, chains)  # in random order
+    tree["posterior"].attrs["laplace_khat"] = khat
+    return tree
+
+
+def _proposals(part: Part, stats: Stats, x0: np.ndarray, L: np.ndarray, z: np.ndarray):
+    r"""Draws :math:`x = \hat x + L z` of the Laplace approximation (``z`` standard normal,
+    shape ``(..., d)``), their log importance ratios :math:`\log p(x) + \tfrac12\lVert
+    z\rVert^2` (same leading shape), the flat PSIS log weights and :math:`\hat k`; None when a
+    ratio is not finite or :math:`\hat k` exceeds :func:`laplace_khat_max` (the weights
+    cannot be trusted)."""
+    x = x0 + z @ L.T
     density = part.log_density(stats)
     with np.errstate(all="ignore"):
-        lp = np.array([density.logp_grad(row)[0] for row in x])
-    log_ratio = lp + 0.5 * np.einsum("ij,ij->i", z, z)
+        lp = np.array([density.logp_grad(row)[0] for row in x.reshape(-1, x0.size)])
+    log_ratio = lp.reshape(z.shape[:-1]) + 0.5 * np.einsum("...i,...i->...", z, z)
     if not np.all(np.isfinite(log_ratio)):
         return None
     try:
-        lw, khat = psis_log_weights(log_ratio, (1, size))
+        lw, khat = psis_log_weights(log_ratio.ravel(), (1, log_ratio.size))
     except ValueError:  # a tail too short to fit: no k-hat, no trust
         return None
-    if not khat <= laplace_khat_max(size):
+    if not khat <= laplace_khat_max(log_ratio.size):
         return None
-    pick = systematic_resample(lw, rng.uniform())
-    x = x[rng.permutation(pick)]  # in random order
+    return x, log_ratio, lw, khat
+
+
+def _packed_tree(part: Part, x: np.ndarray, draws: int, chains: int) -> xr.DataTree:
+    """A ``posterior``-only DataTree of packed draws ``x`` (chains x draws rows, chain-major)."""
     layout = part.layout
     values = [layout.unpack(row) for row in x]
-    tree = _tree(part, {k: np.stack([v[k] for v in values]) for k in layout.names}, draws, chains)
-    tree["posterior"].attrs["laplace_khat"] = khat
-    return tree
+    return _tree(part, {k: np.stack([v[k] for v in values]) for k in layout.names}, draws, chains)
 
 
 #: the least acceptance rate of the independence sampler's chains at which its draws are kept
@@ -339,20 +355,10 @@ def independence_draws(
     if chains * size < LAPLACE_MIN_DRAWS:
         return None
     rng = np.random.default_rng(seed)
-    z = rng.standard_normal((chains, size, x0.size))
-    x = x0[None, None, :] + z @ L.T
-    density = part.log_density(stats)
-    with np.errstate(all="ignore"):
-        lp = np.array([[density.logp_grad(row)[0] for row in chain] for chain in x])
-    log_ratio = lp + 0.5 * np.einsum("csi,csi->cs", z, z)
-    if not np.all(np.isfinite(log_ratio)):
+    proposed = _proposals(part, stats, x0, L, rng.standard_normal((chains, size, x0.size)))
+    if proposed is None:
         return None
-    try:
-        khat = psis_log_weights(log_ratio.ravel(), (1, log_ratio.size))[1]
-    except ValueError:  # a tail too short to fit: no k-hat, no trust
-        return None
-    if not khat <= laplace_khat_max(log_ratio.size):
-        return None
+    x, log_ratio, _, khat = proposed
     log_u = np.log(rng.uniform(size=(chains, size)))
     index = np.empty((chains, size), dtype=np.int64)
     accepted = np.zeros((chains, size), dtype=bool)
@@ -367,9 +373,7 @@ def independence_draws(
     if float(rate.min()) < IMH_MIN_ACCEPTANCE:
         return None
     kept = np.take_along_axis(x, index[:, tune:, None], axis=1).reshape(chains * draws, -1)
-    layout = part.layout
-    values = [layout.unpack(row) for row in kept]
-    tree = _tree(part, {k: np.stack([v[k] for v in values]) for k in layout.names}, draws, chains)
+    tree = _packed_tree(part, kept, draws, chains)
     coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
     tree["sample_stats"] = xr.DataTree(xr.Dataset(
         {

@@ -216,7 +216,7 @@ class PseudoPosterior:
         (:func:`~pseudopost.fitting.parts.laplace_draws`; NUTS for a part whose mode Newton's
         method on the exact Hessian did not reach). The risk step only sets the weights
         :math:`\alpha`, which the accountant takes as given (eq. 7 is computed on the
-        weighted fit's NUTS draws either way), so the approximation changes which weights are
+        weighted fit's MCMC draws either way), so the approximation changes which weights are
         chosen, not what the stated epsilon means; it removes one of the two MCMC fits.
         ``unweighted_epsilon`` and ``synthesize(weighted=False)`` then describe the
         approximation, and the unweighted fit has no MCMC diagnostics.
