@@ -242,6 +242,57 @@ def test_heaps_found_where_values_pile_up_and_not_elsewhere():
     assert np.mean([f != () for f in found]) < 0.05
 
 
+def test_heaps_judged_against_the_values_off_the_coarser_heaps():
+    """Years of schooling in tenths (SLID): whole years hold 77 % of the values and half years
+    62 % of the rest, where a smooth density puts 11 % of the rest; the half-year heap is
+    found although it holds only 14 % of all values (under the share of all values a smooth
+    density would give it, 1/5 - 1/10, twice over: not kept)."""
+    from pseudopost.mechanisms.structure import _heaps
+
+    rng = np.random.default_rng(0)
+    n = 5000
+    whole = rng.integers(6, 20, size=n).astype(float)
+    half = whole + 0.5
+    tenths = np.round(whole + rng.choice([0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9], size=n), 1)
+    u = rng.random(n)
+    x = np.where(u < 0.77, whole, np.where(u < 0.91, half, tenths))
+    found = [_heaps(x, 0.0, 20.0, 0.1, float(n), 0.2, rng) for _ in range(20)]
+    # (multiples of 5 years, 10 and 15, hold 2 in 14 whole years: a heap of their own too)
+    assert all(f[-2:] == (10, 5) and set(f) <= {50, 10, 5} for f in found), found
+    # without the half years the rest is smooth: whole years only
+    y = np.where(u < 0.77, whole, tenths)
+    found = [_heaps(y, 0.0, 20.0, 0.1, float(n), 0.2, rng) for _ in range(20)]
+    assert all(f[-1] == 10 and set(f) <= {50, 10} for f in found), found
+
+
+def test_heap_edges_bins_of_whole_catchments():
+    """After ``_heap_edges`` every grid point of the support lies in the bin of its nearest
+    point of the heap (so a draw snapped to its label's nearest point stays in its bin), for
+    odd and even multiples; the ends stay where they were."""
+    from pseudopost.mechanisms.structure import _heap_edges
+
+    rng = np.random.default_rng(1)
+    for unit, m, lo, hi in ((0.1, 10, 4.0, 39.8), (0.01, 100, 3.99, 39.81), (1.0, 5, 0.0, 500.0),
+                            (0.1, 5, 0.0, 20.0)):  # fmt: skip
+        inner = np.sort(rng.uniform(lo, hi, 25))
+        edges = _heap_edges(np.r_[lo, inner, hi], lo, hi, unit, m)
+        assert edges[0] == lo and edges[-1] == hi and np.all(np.diff(edges) > 0)
+        g = np.round(np.arange(round(lo / unit), round(hi / unit) + 1) * unit, 6)
+        heap = np.round(np.round(g / (m * unit)) * m * unit, 6)
+        inside = (heap >= lo) & (heap <= hi)
+        e = np.asarray(edges)
+
+        def bin_of(v, e=e):  # the last bin closed, as Bins.index
+            return np.minimum(np.searchsorted(e, v, side="right"), e.size - 1)
+
+        bin_g, bin_h = bin_of(g), bin_of(heap)
+        tie = np.isclose(np.abs(g / (m * unit) - np.round(g / (m * unit))), 0.5)
+        assert np.all((bin_g == bin_h) | ~inside | tie), (unit, m)
+        # the raw edges did not have this property
+        raw, raw_h = bin_of(g, np.r_[lo, inner, hi]), bin_of(heap, np.r_[lo, inner, hi])
+        assert np.any((raw != raw_h) & inside & ~tie)
+
+
 def test_heaps_one_laplace_histogram_of_labels_audited():
     """The heap step's output distribution on neighbouring inputs (add/remove one record):
     its release is a Laplace histogram of L1 sensitivity 1, so every output's probability

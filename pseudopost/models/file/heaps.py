@@ -29,7 +29,12 @@ beyond what the value part already does (its density is evaluated at the recorde
 without heaps).
 
 A binned column's heap part also takes the value's position, the group of its bin
-(:func:`position_features`): the label's probabilities then change along the values, and
+(:func:`position_features`): the label's probabilities then change along the values; and it is
+a categorical over the labels *the bin holds a grid point of* (:meth:`Heaps.bin_labels`, a
+masked categorical, :mod:`~pseudopost.models.parts.masked_categorical`, in the likelihood and
+in generation alike: the bins and the grid are public, so the mask is too). SLID's years of
+schooling in tenths heap on whole and half years; a bin of the half year 12.5 holds no whole
+year, and without the mask its draws labelled "whole year" went to 12 or 13. Then
 synthesis draws the bin first, the label given it (a fourth record uniform) and the position
 in the bin. Otherwise synthesis draws the status, the heap label (a third record uniform) and
 the value from the value part, then snaps the value to the nearest grid point *with the drawn label*
@@ -112,6 +117,27 @@ class Heaps:
             todo &= ~hit
         return out
 
+    def bin_labels(self, edges) -> np.ndarray:
+        """(B, L + 1) booleans: whether label l (0 "off the heaps", then each multiple) has a
+        grid point in bin j, :math:`[e_j, e_{j+1})` (the last bin closed), from the public
+        edges and grid alone. A window of the coarsest multiple's many grid indices holds every
+        label, so at most that many indices are looked at per bin."""
+        e = np.asarray(edges, dtype=np.float64)
+        period = max(self.multiples)
+        out = np.zeros((e.size - 1, len(self.multiples) + 1), dtype=bool)
+        for j in range(e.size - 1):
+            a = float(self.grid.index(e[j]))
+            if float(self.grid.point(a)) < e[j]:
+                a += 1.0
+            b = float(self.grid.index(e[j + 1]))
+            top = float(self.grid.point(b))
+            if top > e[j + 1] or (top == e[j + 1] and j < e.size - 2):
+                b -= 1.0
+            if b >= a:
+                ks = np.arange(a, min(b, a + period - 1.0) + 1.0)
+                out[j, np.unique(self.label_of_index(ks))] = True
+        return out
+
     def labels(self, x: np.ndarray) -> np.ndarray:
         """:math:`H` of values (by their nearest grid index)."""
         return self.label_of_index(self.grid.index(x))
@@ -125,9 +151,14 @@ class Heaps:
         *,
         low_open: bool = False,
         forbidden: tuple = (),
+        bins: tuple[np.ndarray, np.ndarray] | None = None,
     ) -> np.ndarray:
         """Each value moved to the nearest grid point of its drawn label (module docstring),
-        inside the support (``[low, high]``) and off ``forbidden``."""
+        inside the support (``[low, high]``) and off ``forbidden``; with ``bins`` (the edges and
+        each value's drawn bin) the nearest such point inside the value's bin when the bin
+        holds one (a bin of half years' catchments holds 21.0, a whole year, whose own
+        catchment reaches down to 20.5: without this, draws labelled "whole year" from the top
+        of the bin of 18-20 years went to 21, beyond every real value)."""
         y = np.asarray(y, dtype=np.float64)
         labels = np.asarray(labels, dtype=np.int64)
         out = np.empty(y.shape)
@@ -137,6 +168,27 @@ class Heaps:
                 y[hit], low, high, low_open=low_open, forbidden=forbidden,
                 index_ok=lambda k, j=j: self.label_of_index(k) == j,
             )  # fmt: skip
+        if bins is None:
+            return out
+        edges, b = np.asarray(bins[0], dtype=np.float64), np.asarray(bins[1], dtype=np.int64)
+        holds = self.bin_labels(edges)
+        moved = np.searchsorted(edges, out, side="right") - 1 != b
+        moved &= ~((b == edges.size - 2) & (out == edges[-1]))  # the last bin is closed
+        moved &= holds[b, labels]  # else the nearest point outside the bin stays
+        for j, k in set(zip(labels[moved].tolist(), b[moved].tolist(), strict=True)):
+            hit = moved & (labels == j) & (b == k)
+            a = max(float(edges[k]), low)
+            z = min(float(np.nextafter(edges[k + 1], -np.inf)) if k < edges.size - 2
+                    else float(edges[-1]), high)  # fmt: skip
+            try:
+                inside = self.grid.snap(
+                    y[hit], a, z, low_open=low_open and a == low, forbidden=forbidden,
+                    index_ok=lambda i, j=j: self.label_of_index(i) == j,
+                )  # fmt: skip
+            except ValueError:  # the bin's points of the label are all forbidden (codes)
+                continue
+            ok = (inside >= edges[k]) & (inside <= edges[k + 1])
+            out[np.flatnonzero(hit)[ok]] = inside[ok]
         return out
 
     def describe(self) -> str:

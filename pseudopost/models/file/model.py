@@ -57,6 +57,7 @@ from pseudopost.models.file.plan import (
     ColumnPlan,
     FilePlan,
     PartPlan,
+    heap_mask,
     heap_position,
     make_plan,
     value_support,
@@ -326,7 +327,13 @@ def column_data(p: ColumnPlan, X: np.ndarray) -> list[PartData]:
             Xp = pp.design(np.concatenate([X, heap_position(p.column, p.bins)[0]], axis=1))
         else:
             Xp = pp.design(X)
-        if pp.masked:
+        if pp.masked and pp.role == "heap":  # the labels of the value's bin (heaps module)
+            x = np.nan_to_num(np.asarray(p.column.values, dtype=np.float64),
+                              nan=p.bins.edges[0])  # fmt: skip
+            mask = heap_mask(p.heaps, p.bins, pp.codes, p.bins.index(x), p.heaps.labels(x))
+            mask[np.isnan(y)] = True
+            Xp = np.concatenate([Xp, mask.astype(np.float64)], axis=1)
+        elif pp.masked:
             Xp = np.concatenate([Xp, p.mask.astype(np.float64)], axis=1)
         out.append(PartData(y, Xp, ~np.isnan(y)))
     return out
@@ -435,9 +442,12 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         elif p.heaps is not None:  # the heap label, then the value snapped to it (heaps module)
             heap_pp = p.part("heap")
             if heap_pp is not None:
+                Xk = heap_pp.design(Xh)
+                if heap_pp.masked:  # the labels of the drawn bin (heaps module)
+                    mask = heap_mask(p.heaps, p.bins, heap_pp.codes, j)
+                    Xk = np.concatenate([Xk, mask.astype(np.float64)], axis=1)
                 k = heap_pp.part.sample(
-                    _params(heap_pp.part, params), heap_pp.design(Xh),
-                    u[obs, 3 if p.bins is not None else 2],
+                    _params(heap_pp.part, params), Xk, u[obs, 3 if p.bins is not None else 2]
                 ).astype(np.int64)
                 labels = heap_pp.codes[k]
             else:
@@ -447,8 +457,10 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
                 if p.bins.edges[0] > low:
                     low, low_open = float(p.bins.edges[0]), False
                 high = float(p.bins.edges[-1])
-            values[obs] = p.heaps.snap(v, labels, low, high, low_open=low_open,
-                                       forbidden=forbidden)  # fmt: skip
+            values[obs] = p.heaps.snap(
+                v, labels, low, high, low_open=low_open, forbidden=forbidden,
+                bins=None if p.bins is None else (np.asarray(p.bins.edges), j),
+            )  # fmt: skip
         elif p.grid is not None:  # public recording precision: post-processing (grid module)
             values[obs] = p.grid.snap(v, low, low_open=low_open, forbidden=forbidden)
         else:

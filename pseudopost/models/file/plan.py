@@ -412,6 +412,20 @@ def heap_position(col, bins) -> tuple[np.ndarray, tuple[str, ...]]:
     return position_features(col.name, bins.n_bins, bins.index(x))
 
 
+def heap_mask(heaps, bins, codes, bin_index, labels=None) -> np.ndarray:
+    """(n, K) allowed labels of a binned column's heap part (``codes``: the part's labels):
+    those its bin holds a grid point of (:meth:`~pseudopost.models.file.heaps.Heaps.bin_labels`;
+    public edges and grid), and with ``labels`` each real record's own label (a real value off
+    its grid lies in a bin that may hold no point of its nearest one's label); a row with none
+    allows every label."""
+    codes = np.asarray(codes, dtype=np.int64)
+    allowed = heaps.bin_labels(bins.edges)[:, codes][np.asarray(bin_index, dtype=np.int64)]
+    if labels is not None:
+        allowed |= np.asarray(labels, dtype=np.int64)[:, None] == codes[None, :]
+    allowed[~allowed.any(axis=1)] = True
+    return allowed
+
+
 def _column_parts(
     col, choice, design, X, active, masked, heaps=None, points=None, bins=None, scaled=True
 ) -> tuple[tuple, int | None, int | None, int | None]:
@@ -442,12 +456,12 @@ def _column_parts(
         labels = heaps.labels(np.asarray(col.values, dtype=np.float64)[observed])
         held = np.unique(labels)
         if held.size >= 2:
-            Xh, names_h = X, names
-            if bins is not None and choice.family == "binned":  # the value's position too
+            Xh, names_h, binned = X, names, bins is not None and choice.family == "binned"
+            if binned:  # the value's position too, and a mask of the bin's labels
                 F, fnames = heap_position(col, bins)
                 Xh, names_h = np.concatenate([X, F], axis=1), [*names, *fnames]
             inputs, preds, left = _selected(names_h, Xh, observed)
-            part = _level_part(f"{name}.heap", name, preds, int(held.size), False)
+            part = _level_part(f"{name}.heap", name, preds, int(held.size), binned)
             parts.append(PartPlan("heap", part, held, inputs, left))
         else:
             heap_constant = int(held[0])

@@ -59,7 +59,7 @@ class MaskedCategoricalPart(CategoricalPart):
     """
 
     family = "masked_categorical"
-    has_hessian = False  # the unmasked kernels do not apply
+    has_hessian = True  # its own (below): the unmasked kernels read no mask
 
     @property
     def width(self) -> int:
@@ -117,6 +117,25 @@ class MaskedCategoricalPart(CategoricalPart):
         if self.p:
             grads["beta"] = design.T @ d
         return ll, grads
+
+    def _loglik_hess(self, values, arrays):
+        r"""Exact Hessian in layout order (``intercept``, then ``beta`` row by row): with
+        :math:`\tilde z_g = (1, z_g)`, :math:`W_g` the group's total count and :math:`p_g` its
+        masked probabilities of the levels 1..K-1 (0 at forbidden ones),
+
+        .. math:: H = -\sum_g W_g\, (\tilde z_g \tilde z_g^\top) \otimes
+                  (\mathrm{diag}\, p_g - p_g p_g^\top),
+
+        the multinomial logit's, renormalised over the allowed levels."""
+        rows, counts = arrays["rows"], arrays["counts"]
+        design, allowed = self._split(rows)
+        p = np.exp(masked_log_softmax(self._logits(values, design), allowed))[:, 1:]
+        w = counts.sum(axis=1)
+        z = np.column_stack([np.ones(rows.shape[0]), design])
+        a = w[:, None, None] * (p[:, :, None] * np.eye(p.shape[1]) - p[:, :, None] * p[:, None, :])
+        h = -np.einsum("gi,gj,gkl->ikjl", z, z, a, optimize=True)
+        q = z.shape[1] * p.shape[1]
+        return h.reshape(q, q)
 
     def _key_table(self, params, rows, key_row, key_y):
         design, allowed = self._split(rows)

@@ -66,6 +66,96 @@ def test_snap_to_a_heap_is_the_nearest_point_with_that_label(y, multiples, step,
         assert oi == g[d == d.min()].min()
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.floats(4.0, 39.8), min_size=1, max_size=15).map(np.array),
+    st.lists(st.floats(4.1, 39.7), min_size=1, max_size=6, unique=True).map(np.sort),
+    st.data(),
+)
+def test_snap_inside_the_drawn_bin_when_it_holds_the_label(y, inner, data):
+    """With the bins, a value goes to the nearest point of its label inside its bin when the
+    bin holds one (brute force), else to the nearest anywhere; SLID's years of schooling in
+    tenths, heaps at whole and half years."""
+    heaps = Heaps(Grid(0.1, 1), (10, 5))
+    edges = np.r_[4.0, inner, 39.8]
+    b = np.clip(np.searchsorted(edges, y, side="right") - 1, 0, edges.size - 2)
+    labels = np.array(data.draw(st.lists(st.integers(0, 2), min_size=y.size, max_size=y.size)))
+    out = heaps.snap(y, labels, 4.0, 39.8, bins=(edges, b))
+    free = heaps.snap(y, labels, 4.0, 39.8)
+    np.testing.assert_array_equal(heaps.labels(out), labels)
+    g = np.round(np.arange(40, 399) * 0.1, 1)
+    for yi, li, bi, oi, fi in zip(y, labels, b, out, free, strict=True):
+        top = g <= edges[bi + 1] if bi == edges.size - 2 else g < edges[bi + 1]
+        cand = g[(heaps.labels(g) == li) & (g >= edges[bi]) & top]
+        if cand.size:
+            d = np.abs(cand - yi)
+            assert oi == cand[d == d.min()].min()
+        else:
+            assert oi == fi
+
+
+def test_snap_keeps_a_whole_year_in_its_bin():
+    heaps = Heaps(Grid(0.1, 1), (10, 5))
+    edges = np.array([4.0, 17.75, 20.75, 21.75, 39.8])
+    y = np.array([20.6, 20.7, 21.2])
+    out = heaps.snap(y, np.array([1, 1, 1]), 4.0, 39.8, bins=(edges, np.array([1, 1, 2])))
+    np.testing.assert_array_equal(out, [20.0, 20.0, 21.0])
+    np.testing.assert_array_equal(heaps.snap(y, np.array([1, 1, 1]), 4.0, 39.8), [21.0, 21.0, 21.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.floats(4.05, 39.75), min_size=1, max_size=8, unique=True).map(np.sort),
+    st.sampled_from([(10, 5), (50, 10), (10,), (5,)]),
+)
+def test_bin_labels_against_enumeration(inner, multiples):
+    """A bin holds a label exactly when one of its grid points carries it (every grid point
+    of the support enumerated; bins [e_j, e_j+1), the last closed)."""
+    heaps = Heaps(Grid(0.1, 1), multiples)
+    edges = np.r_[4.0, inner, 39.8]
+    got = heaps.bin_labels(edges)
+    g = np.round(np.arange(40, 399) * 0.1, 1)
+    j = np.clip(np.searchsorted(edges, g, side="right") - 1, 0, edges.size - 2)
+    want = np.zeros_like(got)
+    want[j, heaps.labels(g)] = True
+    np.testing.assert_array_equal(got, want)
+
+
+def test_binned_heap_part_is_masked_by_the_bins_labels():
+    """Years of schooling in tenths heaped on whole and half years, as a binned column: its
+    heap part is a categorical over the labels the value's bin holds, so every synthetic value
+    carries a label its bin holds, whatever the parameters (without the mask, a draw labelled
+    "whole year" in a bin holding only 12.5's catchment went to 12 or 13, out of its bin)."""
+    rng = np.random.default_rng(3)
+    n = 800
+    whole = rng.integers(8, 18, size=n).astype(float)
+    u = rng.random(n)
+    edu = np.where(u < 0.7, whole, np.where(u < 0.85, whole + 0.5,
+                   np.round(whole + rng.choice([0.2, 0.3, 0.7, 0.8], size=n), 1)))  # fmt: skip
+    frame = pd.DataFrame({"sex": rng.choice(["f", "m"], size=n), "edu": edu})
+    edges = np.array([8.0, 11.45, 11.95, 12.45, 12.95, 14.45, 17.8])
+    model = FileModel(grid={"edu": {"step": 0.1, "digits": 1}}, heaps={"edu": [10, 5]},
+                      bins={"edu": edges.tolist()})  # fmt: skip
+    parts = {p.name: p for p in model.parts(model.prepare(frame))}
+    assert parts["edu.heap"].family == "masked_categorical"
+    heaps = Heaps(Grid(0.1, 1), (10, 5))
+    holds = heaps.bin_labels(edges)
+    assert not holds.all()  # some bins lack a label: the mask bites
+    # "whole year" (label 1) near certain wherever a bin holds one: the bins of 11.5-11.9 and
+    # 12.5-12.9 hold none, so their draws are half years or off the heaps and stay in them
+    # (unmasked, they were snapped to 11, 12 or 13, and the bins emptied)
+    fix = {"edu.heap::intercept": np.array([8.0, 0.0]),
+           "edu.heap::beta": np.zeros(parts["edu.heap"].layout["beta"].shape)}  # fmt: skip
+    for syn in _synth(model, frame, rng, m=3, fix=fix):
+        x = syn.edu.to_numpy()
+        j = np.clip(np.searchsorted(edges, x, side="right") - 1, 0, edges.size - 2)
+        assert holds[j, heaps.labels(x)].all()
+        assert np.isin(np.round(x, 1), np.round(np.arange(80, 179) * 0.1, 1)).all()
+        assert np.mean(j == 3) > 0.02
+        assert np.all(heaps.labels(x[~holds[j, 1]]) != 1)
+        assert np.mean(heaps.labels(x[holds[j, 1]]) == 1) > 0.99
+
+
 def test_bad_heaps(frame):
     with pytest.raises(ValueError, match=r"declare heaps but no 'grid'"):
         Declarations.from_arguments(heaps={"wage": [10]})

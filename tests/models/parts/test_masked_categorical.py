@@ -150,3 +150,26 @@ def test_checks_name_the_record():
         part.statistics(PartData(data.y, X, data.active), w)
     with pytest.raises(ValueError, match="no allowed level to draw"):
         part.sample(part.layout.unpack(part.initial_point(0)), X[i : i + 1], np.array([0.5]))
+
+
+@pytest.mark.parametrize("p", [2, 0])
+def test_exact_hessian_equals_differences_of_the_gradient(p):
+    """The masked multinomial logit's Hessian (prior included) against central differences of
+    its gradient, away from the mode, with forbidden levels on most records; symmetric."""
+    data, w = _case()
+    if p == 0:
+        data = PartData(data.y, data.X[:, 2:], data.active)
+    part = _part(p)
+    density = part.log_density(part.statistics(data, w))
+    assert density.has_hessian
+    rng = np.random.default_rng(3)
+    for scale in (0.3, 1.5):
+        x = rng.normal(size=part.layout.size) * scale
+        H = density.hessian(x)
+        h = 1e-6
+        fd = np.column_stack([
+            (density.logp_grad(x + h * e)[1] - density.logp_grad(x - h * e)[1]) / (2 * h)
+            for e in np.eye(x.size)
+        ])  # fmt: skip
+        np.testing.assert_allclose(H, fd, rtol=1e-5, atol=1e-5 * np.abs(H).max())
+        np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-12)
