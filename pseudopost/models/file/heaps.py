@@ -47,6 +47,7 @@ heap part is fitted under the record weights like every part.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -121,7 +122,11 @@ class Heaps:
         """(B, L + 1) booleans: whether label l (0 "off the heaps", then each multiple) has a
         grid point in bin j, :math:`[e_j, e_{j+1})` (the last bin closed), from the public
         edges and grid alone. A window of the coarsest multiple's many grid indices holds every
-        label, so at most that many indices are looked at per bin."""
+        label, so at most that many indices are looked at per bin; computed once per edges
+        (read-only: the fit's mask, each synthesis's mask and its snap share it)."""
+        return _bin_labels(self, tuple(float(v) for v in np.asarray(edges).ravel()))
+
+    def _bin_labels(self, edges: tuple[float, ...]) -> np.ndarray:
         e = np.asarray(edges, dtype=np.float64)
         period = max(self.multiples)
         out = np.zeros((e.size - 1, len(self.multiples) + 1), dtype=bool)
@@ -136,6 +141,7 @@ class Heaps:
             if b >= a:
                 ks = np.arange(a, min(b, a + period - 1.0) + 1.0)
                 out[j, np.unique(self.label_of_index(ks))] = True
+        out.flags.writeable = False
         return out
 
     def labels(self, x: np.ndarray) -> np.ndarray:
@@ -193,3 +199,9 @@ class Heaps:
 
     def describe(self) -> str:
         return ", ".join(str(m) for m in self.multiples) + " grid steps"
+
+
+@functools.lru_cache(maxsize=64)
+def _bin_labels(heaps: Heaps, edges: tuple[float, ...]) -> np.ndarray:
+    return heaps._bin_labels(edges)
+

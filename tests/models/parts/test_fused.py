@@ -14,6 +14,8 @@ from scipy import special
 from pseudopost.models.parts import PartData, make_part
 from pseudopost.models.parts import _fused as F
 
+from ._hessian import assert_hessian_matches_gradient
+
 SHAPES = st.tuples(
     st.integers(0, 25),  # patterns U
     st.integers(0, 4),  # predictors p
@@ -167,16 +169,7 @@ def test_part_hessian_equals_differences_of_its_gradient(family, preds, kw, fuse
     stats = part.statistics(PartData(np.where(active, y, np.nan), X, active), rng.uniform(0, 2, n))
     density = part.log_density(stats)
     assert density.has_hessian
-    for scale in (0.3, 1.5):
-        x = rng.normal(size=part.layout.size) * scale
-        H = density.hessian(x)
-        h = 1e-6
-        fd = np.column_stack([
-            (density.logp_grad(x + h * e)[1] - density.logp_grad(x - h * e)[1]) / (2 * h)
-            for e in np.eye(x.size)
-        ])  # fmt: skip
-        np.testing.assert_allclose(H, fd, rtol=1e-5, atol=1e-5 * np.abs(H).max())
-        np.testing.assert_allclose(H, H.T, rtol=1e-12, atol=1e-12)
+    assert_hessian_matches_gradient(density, rng)
 
 
 def test_parts_without_an_analytic_hessian_say_so():
