@@ -7,7 +7,8 @@ per week (negative binomial), capital gain (hurdle log-normal) and income class 
 each conditioned on the columns before it. Predictors enter through public transforms only:
 age and hours as (x - 40) / 10, capital gain as log1p; education by its levels (one-hot: the
 whole-file models' encoding of a categorical predictor, since ``pp.synthesize`` fits the file
-model; the integer-code transform of the earlier SequentialModel runs is no longer accepted).
+model; the integer-code transform of the earlier runs, with a one-PyMC-model sequential
+synthesizer since moved to the tests as a reference, is no longer accepted).
 
 One fit of the mechanism gives both synthesizers: the unweighted posterior (the risk step) and
 the risk-weighted one. For each: the local epsilon (2 max_i Delta_i, add/remove neighbours, per

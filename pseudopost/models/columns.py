@@ -3,7 +3,8 @@
 :func:`encode_column` turns a column into float64 values (numeric) or codes 0..K-1 (categorical,
 binary, ordinal) with a :class:`ColumnInfo` recording its kind, dtype and levels;
 :func:`decode_column` is its inverse, so synthetic columns keep the input's dtype and categories.
-Shared by sequential models (:mod:`pseudopost.models.sequential`) and whole-record synthesis.
+Shared by the model registry (a column's default model), declared rules' schemas and the
+mechanisms that decode their own draws (PRISM, REPS, the entropy mechanisms).
 """
 
 from __future__ import annotations

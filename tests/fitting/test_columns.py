@@ -1,6 +1,7 @@
 """Per-column fitting of a whole file: the paired per-part posteriors agree with the joint model
-(SequentialModel in one PyMC model) within Monte Carlo error; the same seed gives the same
-draws whatever the number of workers (threads or Dask); conjugate parts are drawn exactly."""
+(SequentialModel, the reference in tests/_reference/sequential.py: one PyMC model) within Monte
+Carlo error; the same seed gives the same draws whatever the number of workers (threads or
+Dask); conjugate parts are drawn exactly."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def _fit_columns(frame, draws, tune, chains, seed, workers=1, weights=None, star
 def _fit_joint(frame, draws, tune, chains, seed):
     import nutpie
 
-    from pseudopost.models.sequential import SequentialModel
+    from .._reference.sequential import SequentialModel
 
     model = SequentialModel(
         ["a", "b", "c"], {"a": "dirichlet_categorical", "b": "normal", "c": "logistic"}

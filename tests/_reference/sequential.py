@@ -1,8 +1,16 @@
-r"""Sequential (conditional) synthesis of whole records: one joint model, one weight per record.
+r"""A test reference: one PyMC model of a whole file's columns in sequence.
 
-The user lists the columns in a synthesis order :math:`x^{(1)}, \dots, x^{(J)}` and a ready
-model for each; column j is modelled conditionally on the columns before it (and on the columns
-kept as given), as synthpop does, but Bayesian and in **one** PyMC model:
+:class:`SequentialModel` declares every column of a file in **one** PyMC model; the part-by-part
+fit of the package (:mod:`pseudopost.fitting.columns`, :mod:`pseudopost.models.file`) is checked
+against it (``tests/fitting/test_columns.py``), and the model contract suite runs on it. It was
+``pseudopost.models.sequential`` until it had no caller left in the package (issue 29, "one
+model stack"); it lives here, outside the package, as a reference implementation. Import it from
+a test module with a relative import (``from .._reference.sequential import SequentialModel``),
+which pytest's ``--import-mode=importlib`` resolves from any folder directly under ``tests/``.
+
+The model. The user lists the columns in a synthesis order :math:`x^{(1)}, \dots, x^{(J)}`
+and a ready model for each; column j is modelled conditionally on the columns before it (and
+on the columns kept as given), as synthpop does, but Bayesian and in **one** PyMC model:
 
 .. math::
     \log p(x_i \mid \theta) = \sum_{j=1}^{J}
@@ -63,7 +71,7 @@ from pseudopost.models.registry import (
     takes_predictors,
 )
 
-__all__ = ["ColumnInfo", "SequentialModel", "encode_column"]
+__all__ = ["SequentialModel"]
 
 ModelSpec = "SynthModel | type[SynthModel] | str"
 Transform = "str | tuple[float, float]"
