@@ -4,10 +4,12 @@
 (:mod:`pseudopost.release.adapters`) for the mechanism's part and reading the result's
 :class:`~pseudopost.privacy.PrivacyStatement` for what the release is charged:
 
-1. **pre-check**: the spec and its data (:func:`~pseudopost.release.spec.validate`), that the
-   output folder does not exist, and that the ledger has room for the adapter's cap (``m *
-   max_epsilon`` for a statement per dataset, the declared (epsilon, delta) for a statement per
-   release); any failure here stops before any work and before anything is written;
+1. **pre-check**: the spec and its data (:func:`~pseudopost.release.spec.checked`: the data
+   and an SPSS/Stata codebook read once, the adapter's plan built once, both carried by the
+   spec to every later step), that the output folder does not exist, and that the ledger has
+   room for the adapter's cap (``m * max_epsilon`` for a statement per dataset, the declared
+   (epsilon, delta) for a statement per release); any failure here stops before any work and
+   before anything is written;
 2. **produce**: fit; refuse if the statement charges more than the cap
    (``statement.charge(m)``); then draw the m synthetic datasets;
 3. **check** that every synthetic value is finite; compute the utility and disclosure measures;
@@ -52,7 +54,7 @@ from pseudopost.release.ledger import Ledger
 from pseudopost.release.measures import Measures
 from pseudopost.release.report import build_report
 from pseudopost.release.schema import ReleaseSpec
-from pseudopost.release.spec import load_spec, resolve, validate
+from pseudopost.release.spec import checked, load_spec
 
 __all__ = [
     "AccountResult",
@@ -114,10 +116,11 @@ def _versions() -> dict[str, str]:
 
 
 def prepare_release(spec_path, out=None) -> tuple[ReleaseSpec, pd.DataFrame, str]:
-    """Every check that runs before any work: spec, data, output folder, budget."""
-    spec = load_spec(spec_path, out)
-    data = validate(spec)
-    spec = resolve(spec, data)
+    """Every check that runs before any work: spec, data, output folder, budget. The spec
+    returned is resolved and carries the input and the adapter's plan (``spec.loaded``); the
+    data returned are its frame."""
+    spec = checked(load_spec(spec_path, out))
+    data = spec.loaded.frame
     if spec.out.exists():
         raise SpecError(
             f"output folder {str(spec.out)!r} already exists ('release.out' / --out). "
@@ -302,8 +305,9 @@ def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountRe
     """Re-run the accountant on a release folder (``pseudopost account``): the spec is read
     from its ``spec.toml``, its adapter checks that the release has something to re-account
     (:meth:`~pseudopost.release.adapters.base.MechanismAdapter.check_accountable`; only the
-    pseudo posterior has), the data (``data_path``, else the spec's, else the manifest's path)
-    are checked against the manifest's SHA-256, and the adapter recomputes epsilon."""
+    pseudo posterior has), the data (``data_path``, else the spec's, else the manifest's path),
+    read and planned once as in a release, are checked against the manifest's SHA-256, and the
+    adapter recomputes epsilon."""
     folder = Path(release_dir)
     require_file(folder, "spec.toml")
     spec = load_spec(folder / "spec.toml", out=folder)
@@ -315,7 +319,7 @@ def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountRe
         spec = replace(spec, data_path=Path(data_path).resolve())
     elif not spec.data_path.is_file():
         spec = replace(spec, data_path=Path(manifest["input"]["path"]))
-    data = validate(spec)
+    spec = checked(spec)
     digest = sha256_file(spec.data_path)
     if digest != manifest["input"]["sha256"]:
         raise SpecError(
@@ -323,4 +327,4 @@ def account_release(release_dir: str | os.PathLike, data_path=None) -> AccountRe
             f"released input's {manifest['input']['sha256'][:12]}.... Fix: pass --data with the "
             "file the release used."
         )
-    return adapter.account(folder, resolve(spec, data), data)
+    return adapter.account(folder, spec, spec.loaded.frame)

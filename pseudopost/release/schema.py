@@ -24,13 +24,19 @@ import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pseudopost.release.errors import SpecError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from pseudopost.formats import Codebook
 
 __all__ = [
     "EXPECTED",
     "Kind",
+    "ReleaseInput",
     "ReleaseSpec",
     "Schema",
     "check_kind",
@@ -267,12 +273,27 @@ def distinct(key: str, names: list[str]) -> None:
 
 
 # ---------------------------------------------------------------- the checked spec
+@dataclass(frozen=True, eq=False)
+class ReleaseInput:
+    """A release's input, read once (:func:`pseudopost.release.spec.load_input`): the data
+    ``frame``, the ``codebook`` read with it (a :class:`pseudopost.formats.Codebook` for SPSS
+    and Stata files, else None) and ``plan``, what the adapter built from them once
+    (:meth:`pseudopost.release.adapters.MechanismAdapter.plan`; None when it keeps nothing).
+    Equal only to itself."""
+
+    frame: pd.DataFrame
+    codebook: Codebook | None = None
+    plan: Any = None
+
+
 @dataclass(frozen=True)
 class ReleaseSpec:
     """A checked spec: the common sections resolved (paths absolute, defaults filled in) and
     the mechanism's own settings as its adapter read them (``settings``, with at least
     ``seed``). ``released`` (the released columns) and data-dependent defaults are filled in by
-    :func:`pseudopost.release.spec.resolve` once the data are read."""
+    :func:`pseudopost.release.spec.resolve` once the data are read; ``loaded`` (a
+    :class:`ReleaseInput`) is the input a release read and planned once
+    (:func:`pseudopost.release.spec.checked`), carried to every later step."""
 
     path: Path
     text: str
@@ -291,6 +312,7 @@ class ReleaseSpec:
     disclosure_sensitive: str
     released: tuple[str, ...] = ()
     raw: dict[str, Any] = field(repr=False, default_factory=dict)
+    loaded: ReleaseInput | None = field(default=None, repr=False, compare=False)
 
     @property
     def sha256(self) -> str:

@@ -32,12 +32,16 @@ Every problem is reported as one :class:`SpecError` line naming the key (``secti
 value found, what was expected and the fix, and is raised before any output folder or ledger
 entry is created. :func:`validate` then checks the data against the spec (the adapter's
 columns and values, the disclosure keys, that the mechanism builds and accepts the data),
-without any release.
+without any release. A release reads its data once (:func:`load_input`: the frame with the
+SPSS/Stata codebook) and :func:`checked` resolves the spec on them and has the adapter plan
+once; the spec it returns carries both (``spec.loaded``) to the fit, measures, report and
+``account``.
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,14 +49,17 @@ import pandas as pd
 
 from pseudopost.release.adapters import ADAPTERS, MechanismAdapter
 from pseudopost.release.errors import SpecError
-from pseudopost.release.schema import ReleaseSpec, check_sections, choice, fail
+from pseudopost.release.schema import ReleaseInput, ReleaseSpec, check_sections, choice, fail
 
 __all__ = [
     "COMMON",
     "MECHANISMS",
+    "ReleaseInput",
     "ReleaseSpec",
     "SpecError",
+    "checked",
     "load_data",
+    "load_input",
     "load_spec",
     "resolve",
     "validate",
@@ -183,11 +190,14 @@ def _ledger_path(base: Path, bud: dict[str, Any], data_path: Path) -> Path:
     return data_path.with_name(data_path.name + ".ledger.json")
 
 
-def load_data(spec: ReleaseSpec) -> pd.DataFrame:
-    """Read the spec's data file; a missing or unreadable file is a :class:`SpecError`."""
+def load_input(spec: ReleaseSpec) -> ReleaseInput:
+    """Read the spec's data file once: the frame and, for SPSS/Stata, the codebook read with it
+    (:func:`pseudopost.formats.read_file`); a missing or unreadable file is a
+    :class:`SpecError`."""
     path = spec.data_path
     if not path.is_file():
         raise fail("data.path", str(path), "an existing data file", "correct the path.")
+    codebook = None
     try:
         if spec.data_format == "csv":
             frame = pd.read_csv(path)
@@ -196,7 +206,7 @@ def load_data(spec: ReleaseSpec) -> pd.DataFrame:
         else:  # SPSS / Stata, labels as categories and user-missing values as codes
             from pseudopost.formats import read_file
 
-            frame, _ = read_file(path)
+            frame, codebook = read_file(path)
     except Exception as exc:  # pandas raises many types for unreadable files
         first = str(exc).splitlines()[0] if str(exc) else ""
         raise SpecError(
@@ -210,7 +220,12 @@ def load_data(spec: ReleaseSpec) -> pd.DataFrame:
             f"data file {str(path)!r}: column {dup!r} appears more than once. "
             "Fix: give every column a distinct name."
         )
-    return frame
+    return ReleaseInput(frame, codebook)
+
+
+def load_data(spec: ReleaseSpec) -> pd.DataFrame:
+    """Read the spec's data file (the frame of :func:`load_input`)."""
+    return load_input(spec).frame
 
 
 def resolve(spec: ReleaseSpec, frame: pd.DataFrame) -> ReleaseSpec:
@@ -220,10 +235,23 @@ def resolve(spec: ReleaseSpec, frame: pd.DataFrame) -> ReleaseSpec:
     return ADAPTERS[spec.mechanism].resolve(spec, frame)
 
 
-def validate(spec: ReleaseSpec, data: pd.DataFrame | None = None) -> pd.DataFrame:
+def validate(spec: ReleaseSpec, data: pd.DataFrame | ReleaseInput | None = None) -> pd.DataFrame:
     """Check the data against the spec (columns, values, sizes, disclosure keys) and that the
-    mechanism can be built on them; returns the data. No release happens."""
-    frame = load_data(spec) if data is None else data
+    mechanism can be built on them; returns the data (``data`` as for :func:`checked`). No
+    release happens."""
+    return checked(spec, data).loaded.frame
+
+
+def checked(spec: ReleaseSpec, data: pd.DataFrame | ReleaseInput | None = None) -> ReleaseSpec:
+    """:func:`validate`'s checks, then the spec resolved on its data (:func:`resolve`) and
+    carrying them with the adapter's plan (``loaded``, built once by
+    :meth:`~pseudopost.release.adapters.MechanismAdapter.plan`). ``data``: the input already
+    read, or a frame (without its codebook), or None (read now)."""
+    if data is None:
+        loaded = load_input(spec)
+    else:
+        loaded = data if isinstance(data, ReleaseInput) else ReleaseInput(data)
+    frame = loaded.frame
     adapter = ADAPTERS[spec.mechanism]
     adapter.check_data(spec, frame)
     full = adapter.resolve(spec, frame)
@@ -239,5 +267,5 @@ def validate(spec: ReleaseSpec, data: pd.DataFrame | None = None) -> pd.DataFram
                     f"one of the released columns {full.columns}",
                     "use a released column.",
                 )
-    adapter.check_build(full, frame)
-    return frame
+    planned = replace(loaded, plan=adapter.plan(full, loaded))
+    return replace(full, loaded=planned)

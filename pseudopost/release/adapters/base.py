@@ -13,8 +13,8 @@ budget cap                :meth:`~MechanismAdapter.cap`: the most (epsilon, delt
                           may charge, known before any work (the ledger's pre-check)
 data                      :meth:`~MechanismAdapter.check_data` (columns, values),
                           :meth:`~MechanismAdapter.resolve` (released columns, data-dependent
-                          defaults), :meth:`~MechanismAdapter.check_build` (the mechanism builds
-                          and accepts the data)
+                          defaults), :meth:`~MechanismAdapter.plan` (the mechanism builds and
+                          accepts the data; what it builds is kept for the later steps)
 produce                   :meth:`~MechanismAdapter.fit` (the fitted result, with
                           ``.privacy_statement``), then, once the statement's charge is within
                           the cap, :meth:`~MechanismAdapter.synthesize` (m datasets)
@@ -28,6 +28,10 @@ re-account                :meth:`~MechanismAdapter.check_accountable`,
                           with a :class:`~pseudopost.release.errors.SpecError` unless the
                           mechanism has something to re-account)
 ========================  =====================================================================
+
+A release reads its input once and plans once: the spec handed to every step after the checks
+carries the input as read (the frame and an SPSS/Stata file's codebook) and the adapter's plan
+(``spec.loaded``, a :class:`~pseudopost.release.schema.ReleaseInput`).
 
 The ledger charges ``statement.charge(m)``: :math:`(m\varepsilon, m\delta)` for a statement per
 synthetic dataset, :math:`(\varepsilon, \delta)` once for a statement per release.
@@ -53,7 +57,7 @@ from pseudopost.privacy.statement import PrivacyStatement
 from pseudopost.release.errors import ReleaseError, SpecError
 from pseudopost.release.measures import Measures
 from pseudopost.release.report import ReportParts
-from pseudopost.release.schema import ReleaseSpec, Schema
+from pseudopost.release.schema import ReleaseInput, ReleaseSpec, Schema
 
 __all__ = ["AccountResult", "MechanismAdapter", "Produced", "require_file"]
 
@@ -139,6 +143,13 @@ class MechanismAdapter(ABC):
 
     def check_build(self, spec: ReleaseSpec, frame: pd.DataFrame) -> None:
         """Check that the mechanism builds and accepts the data, without any release."""
+        return None
+
+    def plan(self, spec: ReleaseSpec, data: ReleaseInput) -> Any:
+        """Check that the mechanism builds and accepts the input (:meth:`check_build` by
+        default) and return what it built that the later steps reuse, once per release (kept
+        in ``spec.loaded.plan``; None by default)."""
+        self.check_build(spec, data.frame)
         return None
 
     # ------------------------------------------------------------------ produce

@@ -72,8 +72,8 @@ definitions (S_pMSE, table utility, repU and DiSCO; :mod:`pseudopost.evaluate`).
 **The structure stage** (:mod:`pseudopost.mechanisms.structure`, as in
 :func:`pseudopost.synthesize`) runs once per release, before the model is built, on the records
 the mechanism fits (after ``file.sample``), seeded by ``np.random.default_rng([seed, 7])`` (the
-same spec and data give the same structure in ``validate``, the fit, the measures and
-``account``): every synthesized numeric column with no declared model, grid or bins gets its
+same spec and data give the same structure in ``validate``, the release and ``account``):
+every synthesized numeric column with no declared model, grid or bins gets its
 integer-ness, its support (unless ``bounds`` declares a codebook range), a zero spike and its
 bins from pure epsilon-DP releases of the budget ``file.structure_epsilon``; the structure's
 declarations go under the spec's own, and values beyond a DP bound are coded to it before the
@@ -81,6 +81,12 @@ fit. The release's statement carries ``structure_epsilon`` (charged once: ``m * 
 structure_epsilon``), and ``privacy.json`` and the report record the stage column by column.
 ``structure_epsilon = "none"`` (or ``false``) reads these choices from the data instead, which
 the statement flags as not covered.
+
+**Read once, planned once**: the adapter's plan (:meth:`WholeFileAdapter.plan`) runs the
+structure stage and builds the file model's plan of the coded records once, from the input as
+read with its codebook; the release's spec carries it (``spec.loaded``) to the fit (which
+prepares those very records: the plan is reused), the measures, the written SPSS/Stata files
+and ``account``. A spec without it (a direct call with a frame) has it built there.
 """
 
 from __future__ import annotations
@@ -94,6 +100,7 @@ import numpy as np
 import pandas as pd
 
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON
+from pseudopost.models.file import FileModel
 from pseudopost.models.rules import named_levels
 from pseudopost.release import report
 from pseudopost.release.adapters.base import AccountResult, Produced
@@ -104,7 +111,7 @@ from pseudopost.release.adapters.pseudo_posterior import (
 )
 from pseudopost.release.errors import SpecError
 from pseudopost.release.measures import Measures
-from pseudopost.release.schema import ReleaseSpec, Schema, fail
+from pseudopost.release.schema import ReleaseInput, ReleaseSpec, Schema, fail
 from pseudopost.release.verdicts import verdicts
 
 __all__ = ["WholeFileAdapter", "WholeFileSettings"]
@@ -205,6 +212,35 @@ class _Structured:
     structure: Any
     frame: pd.DataFrame
     declarations: dict[str, Any]
+
+
+class _PlannedFileModel(FileModel):
+    """A :class:`~pseudopost.models.file.FileModel` that plans the release's coded records once:
+    preparing that very frame again (the mechanism's fit prepares its data) returns that plan."""
+
+    def __init__(self, declarations, frame: pd.DataFrame) -> None:
+        super().__init__(declarations)
+        self._planned_frame = frame
+        self._planned = super().prepare(frame)
+
+    def prepare(self, data):
+        if data is self._planned_frame:
+            return self._planned
+        return super().prepare(data)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """What a whole-file release builds once (:meth:`WholeFileAdapter.plan`): the structure
+    stage (``structured``) and the file model with its plan of the coded records."""
+
+    structured: _Structured
+    model: _PlannedFileModel
+
+    @property
+    def prepared(self):
+        """The model's prepared records (``FilePrepared``, with its ``plan``)."""
+        return self.model._planned
 
 
 def _bounds(key: str, value: Any) -> tuple[float, float]:
@@ -439,10 +475,14 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
 
     def cap(self, spec: ReleaseSpec) -> tuple[float, float]:
         """``m * max_epsilon`` plus the structure stage's budget (paid once); the stage's delta
-        (partition selection of text columns' levels) once the data have been checked
-        (:meth:`check_build` runs the stage), else none."""
+        (partition selection of text columns' levels) once the data have been planned
+        (:meth:`plan` runs the stage), else none."""
         eps = spec.m * spec.settings.max_epsilon + (spec.settings.structure_epsilon or 0.0)
-        structured = self.__dict__.get("_structures", {}).get(_spec_key(spec))
+        planned = _carried(spec)
+        if planned is not None:
+            structured = planned.structured
+        else:
+            structured = self.__dict__.get("_structures", {}).get(_spec_key(spec))
         structure = None if structured is None else structured.structure
         return eps, 0.0 if structure is None else float(structure.delta)
 
@@ -450,13 +490,13 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         return f"whole file of {len(spec.columns) or 'all'} columns"
 
     # ------------------------------------------------------------------ data
-    def _declarations(self, spec: ReleaseSpec, structured: _Structured | None = None):
+    def _declarations(self, spec: ReleaseSpec, structured: _Structured | None, book):
         """The file model's declarations: the spec's, with the structure stage's merged under
-        them (``structured``, as :func:`pseudopost.synthesize` merges them)."""
+        them (``structured``, as :func:`pseudopost.synthesize` merges them), and the input's
+        codebook ``book`` (None: none)."""
         from pseudopost.models.file import Declarations
 
         kw = dict(spec.settings.declarations if structured is None else structured.declarations)
-        book = _codebook(spec)
         if book is not None:
             kw["codebook"] = book
         return Declarations.from_arguments(**kw)
@@ -465,7 +505,15 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         """The structure stage on the records the mechanism fits (``_frame``), the same for the
         same spec and data (seeded by ``default_rng([seed, 7])``; module docstring): the
         free columns are those synthesized with no declared model, grid or bins, exactly as in
-        :func:`pseudopost.synthesize`. Remembered per spec for :meth:`build_mechanism`."""
+        :func:`pseudopost.synthesize`. The one the spec carries for ``data`` if any, else run
+        now and remembered per spec for :meth:`build_mechanism`."""
+        planned = _carried(spec, data)
+        if planned is not None:
+            return planned.structured
+        return self._structure(spec, data, _book(spec, data))
+
+    def _structure(self, spec: ReleaseSpec, data: pd.DataFrame, book) -> _Structured:
+        """:meth:`structure_for` run now, with the input's codebook ``book`` (None: none)."""
         from pseudopost.mechanisms.structure import estimate_structure
         from pseudopost.models.file.derived import check_derived, derive
 
@@ -479,7 +527,6 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         if st.structure_epsilon is None:
             out = _Structured(None, frame, kw)
         else:
-            book = _codebook(spec)
             ranges = dict(book.valid_ranges) if book is not None else {}
             ranges.update(st.bounds)
             named = set(kw.get("keep", ())) | set(kw.get("drop", ())) | set(derived)
@@ -543,43 +590,66 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         )
 
     def check_build(self, spec: ReleaseSpec, frame: pd.DataFrame) -> None:
-        from pseudopost.models.file import FileModel
+        self.plan(spec, ReleaseInput(frame, _book(spec, frame)))
 
+    def plan(self, spec: ReleaseSpec, data: ReleaseInput) -> _Planned:
+        """The structure stage, then the file model and its plan of the coded records, built
+        once from the input and its codebook (module docstring); a refusal is a
+        :class:`SpecError`."""
+        book = data.codebook if data.codebook is not None else _codebook(spec)
         try:
-            structured = self.structure_for(spec, frame)
-            FileModel(self._declarations(spec, structured)).prepare(structured.frame)
+            structured = self._structure(spec, data.frame, book)
+            decl = self._declarations(spec, structured, book)
+            return _Planned(structured, _PlannedFileModel(decl, structured.frame))
         except (TypeError, ValueError) as exc:
             raise SpecError(
                 f"data file {str(spec.data_path)!r}: {exc} Fix: correct the data or the [file] "
                 "section."
             ) from None
 
+    def _loaded(self, spec: ReleaseSpec, data: pd.DataFrame) -> ReleaseSpec:
+        """``spec`` carrying ``data`` with their plan: as given when it does (a release), else
+        with the codebook read and the plan built now."""
+        if _carried(spec, data) is not None:
+            return spec
+        given = ReleaseInput(data, _book(spec, data))
+        return replace(spec, loaded=replace(given, plan=self.plan(spec, given)))
+
+    def _planned(self, spec: ReleaseSpec, data: pd.DataFrame) -> _Planned:
+        """The plan the spec carries for ``data``, else built now."""
+        return _carried(self._loaded(spec, data))
+
     def build_mechanism(self, spec: ReleaseSpec, structured: _Structured | None = None):
         """The mechanism on the file model with the structure stage's declarations
-        (``structured``, else the one :meth:`structure_for` last gave for this spec)."""
+        (``structured``, else the planned model the spec carries, else the structure
+        :meth:`structure_for` last gave for this spec)."""
         from pseudopost.mechanisms.pseudo_posterior.core import PseudoPosterior
-        from pseudopost.models.file import FileModel
 
-        if structured is None:
-            structured = self.__dict__.get("_structures", {}).get(_spec_key(spec))
+        planned = _carried(spec) if structured is None else None
+        if planned is not None:
+            model = planned.model
+        else:
             if structured is None:
-                raise RuntimeError(
-                    "the whole-file mechanism needs its structure stage: call "
-                    "structure_for(spec, data) (or fit_frame) first."
-                )
+                structured = self.__dict__.get("_structures", {}).get(_spec_key(spec))
+                if structured is None:
+                    raise RuntimeError(
+                        "the whole-file mechanism needs its structure stage: call "
+                        "structure_for(spec, data) (or fit_frame) first."
+                    )
+            model = FileModel(self._declarations(spec, structured, _book(spec)))
         st = spec.settings
-        return PseudoPosterior(
-            FileModel(self._declarations(spec, structured)), workers=st.workers, **st.options
-        )
+        return PseudoPosterior(model, workers=st.workers, **st.options)
 
     # ------------------------------------------------------------------ produce
     fitting_what = "the whole file part by part"
 
     def fit(self, spec: ReleaseSpec, data: pd.DataFrame, progress: bool | None = None):
-        """The fit on the structure stage's coded records (:meth:`fit_frame`); the produced
-        statement carries the stage's epsilon (:class:`WholeFileProduced`)."""
+        """The fit on the structure stage's coded records (:meth:`fit_frame`) with the planned
+        model (:meth:`plan`); the produced statement carries the stage's epsilon
+        (:class:`WholeFileProduced`)."""
+        spec = self._loaded(spec, data)
         produced = super().fit(spec, data, progress=progress)
-        structured = self.__dict__["_structures"][_spec_key(spec)]
+        structured = _carried(spec).structured
         ranges = _real_ranges(self._frame(spec, data))
         return WholeFileProduced(**vars(produced), structure=structured.structure,
                                  real_ranges=ranges)  # fmt: skip
@@ -594,7 +664,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
 
     def fit_frame(self, spec: ReleaseSpec, data: pd.DataFrame) -> pd.DataFrame:
         """The released records (``_frame``) coded into the structure stage's support."""
-        return self.structure_for(spec, data).frame
+        return self._planned(spec, data).structured.frame
 
     def mechanism_for(self, spec: ReleaseSpec):
         return self.build_mechanism(spec)
@@ -610,12 +680,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         """Status shares, rule and zero violations, S_pMSE (CART), table utility and
         repU/DiSCO, per synthetic dataset."""
         from pseudopost.evaluate import disclosure_measures, propensity_utility, utility_tables
-        from pseudopost.models.file import make_plan
 
-        structured = self.structure_for(spec, data)
-        real, coded = self._frame(spec, data), structured.frame
-        decl = self._declarations(spec, structured)
-        plan = make_plan(coded, decl)
+        planned = self._planned(spec, data)
+        real, coded = self._frame(spec, data), planned.structured.frame
+        decl, plan = planned.model.declarations, planned.prepared.plan
         codes = {
             p.name: [float(c) for c in p.column.info.codes]
             for p in plan.plans
@@ -817,7 +885,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         from pseudopost.formats import write_file
 
         names = super().write_files(stage, spec, produced)
-        book = _codebook(spec)
+        book = _book(spec)
         if book is not None and spec.data_format in ("sav", "dta"):
             for j, frame in enumerate(produced.synthetic, start=1):
                 name = f"synthetic-{j}.{spec.data_format}"
@@ -829,18 +897,15 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
     def account(self, folder: Path, spec: ReleaseSpec, data: pd.DataFrame) -> AccountResult:
         r"""Recompute :math:`\varepsilon = 2\max_i \alpha_i \max_m |f_{\theta_m}(x_i)|` from the
         saved weighted draws (kept draws) and weights with the per-column accountant on the
-        model rebuilt from the spec and the data."""
+        model planned from the spec and the data (:meth:`plan`)."""
         from pseudopost.fitting.columns import file_part_data
-        from pseudopost.models.file import FileModel
         from pseudopost.privacy.accountant import account
         from pseudopost.privacy.decomposition import Unrestricted
         from pseudopost.privacy.kernels.parts import PartAccountant
 
         tree = load_fit(folder / "fit.nc")
-        structured = self.structure_for(spec, data)
-        model = FileModel(self._declarations(spec, structured))
-        prepared = model.prepare(structured.frame)
-        parts, pdata = file_part_data(model, prepared)
+        planned = self._planned(spec, data)
+        parts, pdata = file_part_data(planned.model, planned.prepared)
         acc = PartAccountant(parts, pdata)
         alpha = tree["weights"]["alpha"].to_numpy()
         res = account(acc, kept_draws(tree, acc.free_names), alpha, Unrestricted())
@@ -932,12 +997,32 @@ def _codes(book, missing_codes: Mapping[str, Any]) -> dict[str, list]:
 
 
 def _codebook(spec: ReleaseSpec):
-    """The input's codebook (SPSS/Stata), or None."""
+    """The input's codebook (SPSS/Stata) read from the file, or None."""
     if spec.data_format not in ("sav", "dta"):
         return None
     from pseudopost.formats import read_file
 
     return read_file(spec.data_path)[1]
+
+
+def _book(spec: ReleaseSpec, data: pd.DataFrame | None = None):
+    """The input's codebook: the one read with the data the spec carries (when ``data`` is
+    theirs, if given), else read from the file (:func:`_codebook`)."""
+    loaded = spec.loaded
+    if loaded is not None and loaded.codebook is not None:
+        if data is None or loaded.frame is data:
+            return loaded.codebook
+    return _codebook(spec)
+
+
+def _carried(spec: ReleaseSpec, data: pd.DataFrame | None = None) -> _Planned | None:
+    """The plan the spec carries (for ``data`` when given: planned from that very frame)."""
+    loaded = spec.loaded
+    if loaded is None or not isinstance(loaded.plan, _Planned):
+        return None
+    if data is not None and loaded.frame is not data:
+        return None
+    return loaded.plan
 
 
 def _status_shares(plan, real: pd.DataFrame, syn: pd.DataFrame, j: int) -> pd.DataFrame:
