@@ -1,8 +1,10 @@
 r"""The contract every synthesizing model passes, checked like scikit-learn's ``check_estimator``.
 
-:func:`check_model` runs one model (a ready model on a DataFrame, or any ``pm.Model``) through
-the whole pseudo posterior mechanism on small data and tiny draws (or, faster, on random points
-of its parameter space) and checks each promise against something that can fail:
+:func:`check_model` runs one model (a ready model or a whole-file model on a DataFrame, or any
+``pm.Model``) through the whole pseudo posterior mechanism on small data and tiny draws (or,
+faster, on random points of its parameter space) and checks each promise against something that
+can fail. The promises are those of the model's capabilities (:data:`CAPABILITIES`): the table
+below is for a model built as one PyMC model (``"pymc"``, :class:`BuiltModel`):
 
 ================  =================================================================================
 check             what is compared
@@ -36,6 +38,31 @@ seed              the same seed gives the same synthetic data (and, with ``refit
 input_unchanged   the DataFrame, or the PyMC model's data and variables, are left as they were
 ================  =================================================================================
 
+A model fitted by parts (``"parts"``, :class:`PartsModel`, the whole-file model) has no joint
+PyMC model; its checks compare its parts' own computations, on the data the mechanism fits:
+
+================  =================================================================================
+check             what is compared
+================  =================================================================================
+validation        :meth:`~PartsModel.parts`, :meth:`~PartsModel.part_data` and
+                  :meth:`~PartsModel.iter_part_data` agree, one record per row, each part's data
+                  valid; with ``"levels"`` (:class:`LevelsModel`), each level group equals its
+                  part's outcome (-1 where the part is not active)
+weighting         each part's density from the grouped statistics the mechanism fits, at random
+                  points, equals its density with every weight 0 (the prior) plus
+                  :math:`\sum_i \alpha_i \log p_q(x_i\mid\theta_q)` from the part's per-record
+                  log-likelihood
+loglik            the mechanism's fused per-column log-likelihood on the draws equals the sum of
+                  the parts' per-record log-likelihoods
+accountant        as above, for the plain weighted pseudo posterior; the decompositions a record of
+                  several outcomes cannot have (range-averaged, censored) are refused
+ranges            skipped: sensitive ranges need a single outcome of a built model
+synthesis, seed,  as above
+input_unchanged
+================  =================================================================================
+
+A failure names the check, the model and the capability (or the base protocol) it breaks.
+
 This module is a test harness over the whole package (models, fitting, the accountant and the
 mechanism), so it sits on the top floor beside the command line, like scikit-learn's
 ``utils.estimator_checks``.
@@ -55,16 +82,38 @@ import pymc as pm
 import pytensor
 import xarray as xr
 
+from pseudopost.fitting.columns import file_part_data, statistics_data
 from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior
-from pseudopost.models.base import Prepared, SynthModel
+from pseudopost.models.base import (
+    CAPABILITIES,
+    BuiltModel,
+    LevelsModel,
+    PartsModel,
+    Prepared,
+    SynthModel,
+    capabilities,
+)
 from pseudopost.models.custom import PyMCModel
 from pseudopost.models.loglik import RecordFunction, stack_draws
+from pseudopost.models.parts import SEP, Stats, dim_name
 from pseudopost.models.weighting import n_records, rv_logprob, value_of, weighted_model
 from pseudopost.privacy.accountant import account, sensitive_function
 from pseudopost.privacy.decomposition import Censored, RangeAveraged, RangeTruncated, Unrestricted
 from pseudopost.privacy.fused import record_function
+from pseudopost.privacy.kernels.parts import PartAccountant
 
-__all__ = ["CHECKS", "PROB_ATOL", "CheckReport", "ModelCheckError", "check_model"]
+__all__ = [
+    "CAPABILITIES",
+    "CHECKS",
+    "PROB_ATOL",
+    "BuiltModel",
+    "CheckReport",
+    "LevelsModel",
+    "ModelCheckError",
+    "PartsModel",
+    "capabilities",
+    "check_model",
+]
 
 CHECKS = (
     "validation",
@@ -85,17 +134,21 @@ _LIFTED = "were found in the derived graph"
 
 
 class ModelCheckError(AssertionError):
-    """A model broke its contract: ``check`` names the promise, the message says how."""
+    """A model broke its contract: ``check`` names the promise, ``capability`` the capability
+    it belongs to (None: the base protocol), the message says how."""
 
-    def __init__(self, check: str, model: str, message: str) -> None:
-        super().__init__(f"[{check}] {model}: {message}")
+    def __init__(self, check: str, model: str, message: str, capability: str | None = None) -> None:
+        of = "the base protocol" if capability is None else f"capability {capability!r}"
+        super().__init__(f"[{check}] {model} ({of}): {message}")
         self.check = check
+        self.capability = capability
 
 
 @dataclass(frozen=True)
 class CheckReport:
     """What :func:`check_model` found: checks passed, checks skipped (with the reason), the
-    fit's local epsilon, seconds per check and the warnings the fits raised."""
+    fit's local epsilon, seconds per check, the warnings the fits raised and the model's
+    capabilities (each checked)."""
 
     model: str
     passed: tuple[str, ...]
@@ -103,6 +156,7 @@ class CheckReport:
     epsilon: float
     seconds: dict[str, float] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
+    capabilities: tuple[str, ...] = ()
 
 
 def check_model(
@@ -126,17 +180,20 @@ def check_model(
     Parameters
     ----------
     model
-        A ready model (with ``data``) or a ``pm.Model`` / :class:`PyMCModel` (``data=None``).
+        A ready or whole-file model (with ``data``) or a ``pm.Model`` / :class:`PyMCModel`
+        (``data=None``).
     data
-        The DataFrame of a ready model.
+        The DataFrame of a ready or whole-file model.
     reference
         Optional ``reference(draws) -> dist``: for flat draws (by free-variable name, leading
         draw axis) a SciPy-like distribution of the outcome with arrays of shape
         (draws, records), with ``logpdf`` (or ``logpmf``), ``logcdf`` and ``logsf``; the
-        log-likelihood and the range probabilities are then compared with it.
+        log-likelihood and the range probabilities are then compared with it (a built model
+        only).
     ranges
         ``(lower, upper)`` per record for the range checks, ``"auto"`` (around each value) or
-        None to skip them.
+        None to skip them (a built model only; ``"auto"`` skips them for a model fitted by
+        parts).
     draws
         ``"mechanism"`` (default): run :class:`~pseudopost.PseudoPosterior` end to end (both
         fits, risk, weights, accountant, synthesis) and check its figures; ``"points"``: no
@@ -167,7 +224,8 @@ def check_model(
     ModelCheckError
         Naming the check that failed and how.
     ValueError, TypeError
-        From validation: an unsupported construct, named, before anything is compiled.
+        From validation: an unsupported construct, or an option the model's capabilities
+        cannot honour, named, before anything is compiled.
     """
     if draws not in ("mechanism", "points"):
         raise ValueError(f"'draws' must be 'mechanism' or 'points'. Got {draws!r}.")
@@ -204,24 +262,23 @@ class _Source:
     kept: np.ndarray
     synthesize: Callable[[int, int], list[pd.DataFrame]]
     result: Any = None  # the PseudoPosteriorResult, with the mechanism
+    flat: dict = field(default_factory=dict)  # the posterior's flat draws, once checked
 
 
 def _check(model, data, config: _Config, caught: list) -> CheckReport:
     run = _Run(model, config.rtol, caught)
     synth = run.timed("validation", lambda: _as_synth(model), False)
     run.label = repr(synth)
+    caps = capabilities(synth)
+    _check_options(run, synth, caps, config)
     before = _snapshot(synth, data)
-    prepared, base = run.timed("validation", lambda: _prepare(synth, data))
     rng = np.random.default_rng(config.seed)
-    run.timed("weighting", lambda: _check_weighting(run, synth, base, rng))
-    src = run.timed("fit", lambda: _source(synth, data, prepared, base, config, rng), False)
-    flat = stack_draws(src.posterior, [rv.name for rv in base.free_RVs])
-    L = run.timed("loglik", lambda: _check_loglik(run, synth, base, prepared, src, flat, config))
-    run.timed("accountant", lambda: _check_accountant(run, synth, base, src, flat, L, rng))
-    run.timed("ranges", lambda: _check_ranges(run, synth, base, prepared, src, flat, L, config))
-    frames = run.timed(
-        "synthesis", lambda: _check_synthesis(run, synth, base, prepared, data, src, flat)
-    )
+    if "parts" in caps:
+        prepared, base, src = _check_parts(run, synth, data, caps, config, rng)
+    else:
+        prepared, base, src = _check_built(run, synth, data, caps, config, rng)
+    run.capability = None  # the base protocol
+    frames = run.timed("synthesis", lambda: _check_synthesis(run, synth, base, prepared, data, src))
     run.timed("seed", lambda: _check_seed(run, synth, data, src, frames, config))
     run.timed("input_unchanged", lambda: _check_unchanged(run, synth, data, before))
     eps = src.result.epsilon if src.result is not None else run.epsilon
@@ -232,15 +289,59 @@ def _check(model, data, config: _Config, caught: list) -> CheckReport:
         float(eps),
         dict(run.seconds),
         tuple(sorted({str(w.message) for w in caught})),
+        caps,
     )
 
 
-def _source(synth, data, prepared, base, config: _Config, rng) -> _Source:
+def _check_options(run: _Run, synth: SynthModel, caps: tuple[str, ...], config: _Config) -> None:
+    """The model is fitted one way (``"pymc"`` or ``"parts"``), and the options asked for are
+    those its capabilities can honour (else an error before any work)."""
+    if ("pymc" in caps) == ("parts" in caps):
+        which = "both" if caps else "neither"
+        run.fail(
+            "validation",
+            f"has {which} of the capabilities 'pymc' ({BuiltModel.__name__}: build) and "
+            f"'parts' ({PartsModel.__name__}: parts, part_data, iter_part_data); a model is "
+            f"fitted one way.",
+        )
+    if "parts" in caps and (config.reference is not None or not _auto(config.ranges)):
+        raise ValueError(
+            f"{type(synth).__name__} is fitted by parts (capability 'parts'): 'reference' and "
+            f"explicit 'ranges' compare a single outcome of a model built as one PyMC model "
+            f"(capability 'pymc')."
+        )
+
+
+def _auto(ranges) -> bool:
+    return ranges is None or (isinstance(ranges, str) and ranges == "auto")
+
+
+def _check_built(run, synth, data, caps, config: _Config, rng):
+    """The checks of a model built as one PyMC model (capability ``"pymc"``)."""
+    run.capability = "pymc"
+    prepared, base = run.timed("validation", lambda: _prepare(synth, data))
+    run.timed("weighting", lambda: _check_weighting(run, synth, base, rng))
+    src = run.timed(
+        "fit",
+        lambda: _source(synth, data, prepared, base, config, rng,
+                        lambda: _point_draws(base, rng, config.n_draws)),
+        False,
+    )  # fmt: skip
+    flat = stack_draws(src.posterior, [rv.name for rv in base.free_RVs])
+    L = run.timed("loglik", lambda: _check_loglik(run, synth, base, prepared, src, flat, config))
+    run.timed("accountant", lambda: _check_accountant(run, synth, base, src, flat, L, rng))
+    run.timed("ranges", lambda: _check_ranges(run, synth, base, prepared, src, flat, L, config))
+    src.flat = flat
+    return prepared, base, src
+
+
+def _source(synth, data, prepared, base, config: _Config, rng, points: Callable) -> _Source:
+    """The mechanism's fit, or ``points()`` (random draws) with random weights."""
     if config.draws == "mechanism":
         res = _fit(synth, data, config)
         kept = res.datatree["privacy"]["draw_kept"].to_numpy().ravel()
         return _Source(res.posterior, res.alpha.to_numpy(), kept, res.synthesize_datasets, res)
-    posterior = _point_draws(base, rng, config.n_draws)
+    posterior = points()
     alpha = rng.uniform(0.05, 1.0, prepared.n)
 
     def synthesize(m: int, seed: int) -> list[pd.DataFrame]:
@@ -262,6 +363,7 @@ class _Run:
         self.skipped: dict[str, str] = {}
         self.seconds: dict[str, float] = {}
         self.epsilon = float("nan")
+        self.capability: str | None = None  # of the checks running (None: the base protocol)
 
     def timed(self, check: str, fn: Callable, record: bool = True):
         t0 = time.perf_counter()
@@ -275,7 +377,7 @@ class _Run:
         return out
 
     def fail(self, check: str, message: str):
-        raise ModelCheckError(check, self.label, message)
+        raise ModelCheckError(check, self.label, message, self.capability)
 
     def skip(self, check: str, reason: str) -> None:
         self.skipped[check] = reason
@@ -548,6 +650,157 @@ def _check_ranges(run, synth, base, prepared, src: _Source, flat, L, config) -> 
     _compare_account(run, decomp, synth, base, loglik, flat, alpha, alpha, g)
 
 
+# -- a model fitted by parts ----------------------------------------------------------------
+@dataclass(frozen=True)
+class _Parts:
+    """A parts model's parts, their record data and the data the mechanism fits (grouped)."""
+
+    parts: list
+    records: list
+    fitted: list
+
+
+def _check_parts(run, synth, data, caps, config: _Config, rng):
+    """The checks of a model fitted by parts (capability ``"parts"``); no built model."""
+    run.capability = "parts"
+    prepared, p = run.timed("validation", lambda: _prepare_parts(run, synth, data, caps))
+    run.timed("weighting", lambda: _check_part_weighting(run, p, prepared.n, rng))
+    src = run.timed(
+        "fit",
+        lambda: _source(synth, data, prepared, None, config, rng,
+                        lambda: _part_points(p.parts, rng, config.n_draws)),
+        False,
+    )  # fmt: skip
+    loglik = PartAccountant(p.parts, p.fitted)  # the mechanism's record function
+    src.flat = stack_draws(src.posterior, loglik.free_names)
+    L = run.timed("loglik", lambda: _check_part_loglik(run, p, loglik, src.flat))
+    run.timed("accountant", lambda: _check_part_accountant(run, synth, src, loglik, L))
+    run.skip("ranges", "a model fitted by parts has no single outcome of a built model")
+    return prepared, None, src
+
+
+def _prepare_parts(run, synth, data, caps) -> tuple[Prepared, _Parts]:
+    prepared = synth.prepare(data)
+    parts, records = list(synth.parts(prepared)), list(synth.part_data(prepared))
+    pairs = list(synth.iter_part_data(prepared))
+    names = [q.name for q in parts]
+    if not parts or len(set(names)) != len(names):
+        run.fail("validation", f"parts() gives no parts or repeats a name: {names}")
+    if len(records) != len(parts) or len(pairs) != len(parts):
+        run.fail("validation", f"{len(parts)} parts, {len(records)} part_data(), "
+                               f"{len(pairs)} iter_part_data() pairs")  # fmt: skip
+    for q, d, (q2, d2) in zip(parts, records, pairs, strict=True):
+        if (q2.name, q2.family) != (q.name, q.family):
+            run.fail("validation", f"iter_part_data() gives part '{q2.name}' ({q2.family}) where "
+                                   f"parts() gives '{q.name}' ({q.family})")  # fmt: skip
+        if d.n != prepared.n:
+            run.fail("validation", f"part '{q.name}' has {d.n} records; the data {prepared.n}")
+        for a in ("y", "X", "active"):
+            if not np.array_equal(getattr(d, a), getattr(d2, a), equal_nan=a != "active"):
+                run.fail("validation", f"part '{q.name}': iter_part_data() and part_data() "
+                                       f"give other '{a}'")  # fmt: skip
+        try:
+            q.check_data(d)
+        except ValueError as err:
+            run.fail("validation", f"part '{q.name}' refuses its own data: {err}")
+    fitted_parts, fitted = file_part_data(synth, prepared)
+    if [q.name for q in fitted_parts] != names:
+        run.fail("validation", "the mechanism's parts differ from parts()")
+    if "levels" in caps:
+        _check_levels(run, synth, prepared, dict(zip(names, records, strict=True)))
+    return prepared, _Parts(parts, records, fitted)
+
+
+def _check_levels(run, synth, prepared, records: Mapping) -> None:
+    """Each level group: one integer per record, -1 where its part is not active, else the
+    part's outcome (capability ``"levels"``)."""
+    run.capability = "levels"
+    groups = synth.level_groups(prepared)
+    for name, g in groups.items():
+        g = np.asarray(g)
+        if g.shape != (prepared.n,) or g.dtype.kind not in "iu":
+            run.fail("validation", f"level group '{name}' has shape {g.shape} and dtype "
+                                   f"{g.dtype}; expected ({prepared.n},) integers")  # fmt: skip
+        if name not in records:
+            run.fail("validation", f"level group '{name}' names no part ({sorted(records)})")
+        d = records[name]
+        want = np.where(d.active, np.nan_to_num(d.y, nan=-1.0), -1.0)
+        bad = g != want
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            run.fail("validation", f"level group '{name}' has {int(g[i])} at record {i}; its "
+                                   f"part's outcome is {want[i]:g} (-1: not active)")  # fmt: skip
+    run.capability = "parts"
+
+
+def _part_draws(part, x: np.ndarray) -> dict[str, np.ndarray]:
+    """A part's constrained values of unconstrained points ``x`` (k, size), leading axis k."""
+    return part.layout.unpack(np.atleast_2d(x))
+
+
+def _own(arrays: Mapping[str, np.ndarray], part) -> dict[str, np.ndarray]:
+    head = f"{part.name}{SEP}"
+    return {k[len(head) :]: v for k, v in arrays.items() if k.startswith(head)}
+
+
+def _check_part_weighting(run, p: _Parts, n: int, rng) -> None:
+    """Each part's density from the statistics the mechanism fits, minus its density with
+    every weight 0 (the prior), equals the weighted sum of its per-record log-likelihood, at
+    random points."""
+    alpha = rng.uniform(0.05, 1.0, n)
+    arrays = statistics_data(p.parts, p.fitted, alpha)
+    none = statistics_data(p.parts, p.fitted, np.zeros(n))  # the prior's
+    for q, d in zip(p.parts, p.records, strict=True):
+        weighted = q.log_density(Stats(q.family, _own(arrays, q)))
+        prior = q.log_density(Stats(q.family, _own(none, q)))
+        for j in range(3):
+            x = q.initial_point(int(rng.integers(2**31 - 1))) + rng.normal(0, 0.3, q.layout.size)
+            f = q.loglik(_part_draws(q, x), d)[0]
+            run.close("weighting", f"part '{q.name}' weighted log density at point {j}",
+                      weighted.logp_grad(x)[0], prior.logp_grad(x)[0] + np.sum(alpha * f))  # fmt: skip
+
+
+def _part_points(parts, rng, k: int) -> xr.Dataset:
+    """k random points of every part (around its initial point) as a one-chain posterior of
+    variables ``"{part}::{parameter}"``, as the mechanism's."""
+    data = {}
+    for q in parts:
+        x = q.initial_point(int(rng.integers(2**31 - 1))) + rng.normal(0, 0.3, (k, q.layout.size))
+        dims = q.dims()
+        for name, v in _part_draws(q, x).items():
+            own = [dim_name(q.name, d) for d in dims.get(name, ())]
+            own += [f"{q.name}{SEP}{name}_dim_{i}" for i in range(len(own), v.ndim - 1)]
+            data[f"{q.name}{SEP}{name}"] = (("chain", "draw", *own), v[None])
+    return xr.Dataset(data, coords={"chain": [0], "draw": np.arange(k)})
+
+
+def _check_part_loglik(run, p: _Parts, loglik, flat) -> np.ndarray:
+    """The mechanism's fused record log-likelihood vs the sum of the parts' own."""
+    L = sum(q.loglik(_own(flat, q), d) for q, d in zip(p.parts, p.records, strict=True))
+    run.close("loglik", "per-record log-likelihood vs the sum of the parts' own",
+              np.asarray(loglik(flat)), L)  # fmt: skip
+    return L
+
+
+def _check_part_accountant(run, synth, src: _Source, loglik, L) -> None:
+    alpha = src.alpha
+    want = alpha * _abs(L[src.kept]).max(axis=0)
+    run.epsilon = 2.0 * float(want.max())
+    if src.result is not None:
+        res = src.result
+        run.close("accountant", "the fit's Lipschitz bounds vs brute force", res.lipschitz, want)
+        run.close("accountant", "the fit's epsilon vs 2 max_i Delta_i", res.epsilon, run.epsilon)
+    _compare_account(run, Unrestricted(), synth, None, loglik, src.flat, alpha, alpha, L)
+    for decomp in (RangeAveraged(np.zeros(alpha.size)), Censored(1.0)):
+        try:
+            sensitive_function(decomp, synth, None, loglik)
+        except ValueError:
+            continue
+        run.fail("accountant", f"the '{decomp.name}' decomposition was accepted; a record of "
+                               f"several outcomes has no range, and censoring its sum breaks the "
+                               f"factorisation over parts")  # fmt: skip
+
+
 # -- synthesis -------------------------------------------------------------------------------
 def _expected_columns(synth: SynthModel, prepared: Prepared, data) -> tuple[dict, pd.Index]:
     """{column: dtype} and the index a synthetic frame must have."""
@@ -569,7 +822,7 @@ def _expected_columns(synth: SynthModel, prepared: Prepared, data) -> tuple[dict
     return {c: data[c].dtype for c in synth.columns}, data.index
 
 
-def _check_synthesis(run, synth, base, prepared, data, src: _Source, flat) -> list[pd.DataFrame]:
+def _check_synthesis(run, synth, base, prepared, data, src: _Source) -> list[pd.DataFrame]:
     frames = src.synthesize(2, 1)
     columns, index = _expected_columns(synth, prepared, data)
     for j, f in enumerate(frames):
@@ -585,14 +838,16 @@ def _check_synthesis(run, synth, base, prepared, data, src: _Source, flat) -> li
             if isinstance(dtype, pd.CategoricalDtype):
                 continue  # dtype equality includes the categories and their order
             numeric = pd.api.types.is_numeric_dtype(f[c].dtype) and f[c].dtype != bool
-            if numeric and not np.all(np.isfinite(f[c].to_numpy(dtype=float))):
+            x = f[c].to_numpy(dtype=float) if numeric else np.zeros(0)
+            empty = data is not None and c in data and bool(data[c].isna().any())
+            if np.isinf(x).any() or (not empty and np.isnan(x).any()):
                 run.fail("synthesis", f"column '{c}' holds non-finite synthetic values")
         if not isinstance(synth, PyMCModel):
             for p in getattr(synth, "predictors", ()):
                 if not f[p].equals(data[p]):
                     run.fail("synthesis", f"predictor '{p}' was not kept as given")
         else:
-            _check_support(run, synth, base, f, flat)
+            _check_support(run, synth, base, f, src.flat)
     return frames
 
 
@@ -641,7 +896,7 @@ def _check_seed(run, synth, data, src: _Source, frames, config: _Config) -> None
             if not pd.api.types.is_float_dtype(a[c].dtype):
                 same = a[c].equals(b[c])
             else:
-                same = np.allclose(a[c], b[c], rtol=_REFIT_RTOL, atol=_REFIT_RTOL)
+                same = np.allclose(a[c], b[c], rtol=_REFIT_RTOL, atol=_REFIT_RTOL, equal_nan=True)
             if not same:
                 run.fail("seed", f"two fits with the same seed gave different synthetic '{c}'")
 

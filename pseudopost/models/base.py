@@ -1,36 +1,58 @@
-r"""The model protocol every synthesizer follows (:class:`SynthModel`).
+r"""The model protocol, split by capability.
 
-A SynthModel turns a DataFrame into an ordinary (unweighted) PyMC model whose observed variables
-hold one record per row. Everything pseudopost does with a model goes through four methods:
+Every model subclasses :class:`SynthModel`, the base protocol the mechanism uses on any model:
 
+* :attr:`~SynthModel.columns` and :attr:`~SynthModel.observed` name the data columns and the
+  synthesized outcomes;
 * :meth:`~SynthModel.prepare` validates the data (before any sampling) and returns
-  :class:`Prepared` arrays; the caller's frame is never modified.
-* :meth:`~SynthModel.build` returns the PyMC model. Per-record data live in ``pm.Data`` without
-  fixed ``dims`` so that the accountant can evaluate any slice of records.
-* :meth:`~SynthModel.log_prob_range_graph` gives :math:`\log P_\theta(a_i \le X_i \le b_i)`
-  from the model's log-CDF, computed in log space
-  (:math:`\log(e^{\log F(b)} - e^{\log F(a)})` by ``logdiffexp``); for a discrete outcome
-  both endpoints count: :math:`F(b) - F(a - 1)`.
-* :meth:`~SynthModel.to_frame` maps posterior-predictive draws back to the data's columns.
+  :class:`Prepared` arrays; the caller's frame is never modified;
+* :meth:`~SynthModel.simulate` draws synthetic frames from chosen posterior draws and
+  :meth:`~SynthModel.to_frame` maps one draw's values back to the data's columns.
 
-A model that can invert its conditional CDF also defines
+How a model is fitted is a capability, each a runtime-checkable protocol (``isinstance``
+answers; :func:`capabilities` lists a model's by name). A model has ``"pymc"`` or ``"parts"``:
+
+* ``"pymc"`` (:class:`BuiltModel`): :meth:`~BuiltModel.build` returns one ordinary (unweighted)
+  PyMC model whose observed variables hold one record per row, its per-record data in
+  ``pm.Data`` without fixed ``dims`` so that the accountant can evaluate any slice of records.
+  Sensitive ranges are of this capability, and :class:`SynthModel` gives their defaults:
+  :meth:`~SynthModel.outcome_values`, the single sensitive outcome (a model with none, or
+  with no order, refuses ranges there with the reason), and
+  :meth:`~SynthModel.log_prob_range_graph`, :math:`\log P_\theta(a_i \le X_i \le b_i)` from
+  the model's log-CDF in log space (:math:`\log(e^{\log F(b)} - e^{\log F(a)})` by
+  ``logdiffexp``; for a discrete outcome both endpoints count: :math:`F(b) - F(a - 1)`).
+  Every ready model, a user's PyMC model (:class:`~pseudopost.models.PyMCModel`) and a
+  composite of ready models.
+* ``"parts"`` (:class:`PartsModel`): fitted part by part in NumPy from each part's grouped
+  statistics, with no joint PyMC model: :meth:`~PartsModel.parts` and
+  :meth:`~PartsModel.iter_part_data` (:meth:`~PartsModel.part_data`). The whole-file model
+  (:class:`~pseudopost.models.file.FileModel`).
+
+and, besides, ``"levels"`` (:class:`LevelsModel`): :meth:`~LevelsModel.level_groups`, each
+record's level of every categorical part, the groups a weight floor keeps (the whole-file model).
+The mechanism asks for a capability, never for a class, and
+:func:`pseudopost.checks.check_model` checks each capability a model has.
+
+A built model that can invert its conditional CDF also defines
 :meth:`~SynthModel.sample_outcome`, :math:`x^*_i = F^{-1}_\theta(u_i \mid z_i)`, from
 record-indexed uniforms (``pseudopost._streams.record_uniforms``); :meth:`SynthModel.simulate`
 then synthesizes dataset j from the uniforms of stream :func:`synthesis_stream` (j, column), so
 synthesis is identical however the records are chunked. A composite (sequential) model declares
-each column model inside one ``pm.Model`` with :meth:`declare` and a name ``prefix``.
+each column model inside one ``pm.Model`` with :meth:`~SynthModel.declare` and a name
+``prefix``.
 
 The weighting (:func:`~pseudopost.models.weighting.weighted_model`), the per-record
 log-likelihood (:class:`~pseudopost.models.loglik.RecordFunction`) and synthesis are generic over
-this protocol, so a later sufficient-statistics or Dask backend can change how a model is built
-and evaluated without changing the mechanism's public API.
+the built models, so a later backend can change how a model is built and evaluated without
+changing the mechanism's public API.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -38,7 +60,17 @@ import pymc as pm
 import pytensor.tensor as pt
 import xarray as xr
 
-__all__ = ["Prepared", "SynthModel", "log_diff", "synthesis_stream"]
+__all__ = [
+    "CAPABILITIES",
+    "BuiltModel",
+    "LevelsModel",
+    "PartsModel",
+    "Prepared",
+    "SynthModel",
+    "capabilities",
+    "log_diff",
+    "synthesis_stream",
+]
 
 #: streams per synthetic dataset: column j of dataset d uses stream ``d * STREAMS_PER_DATASET + j``
 STREAMS_PER_DATASET = 2**16
@@ -77,10 +109,60 @@ class Prepared:
     categories: dict[str, tuple] = field(default_factory=dict)
 
 
-class SynthModel(ABC):
-    """Protocol of a pseudopost synthesizing model (see the module docstring)."""
+@runtime_checkable
+class BuiltModel(Protocol):
+    """Capability ``"pymc"``: built as one PyMC model (every ready model, a user's
+    :class:`~pseudopost.models.PyMCModel`). Sensitive ranges are of this capability, by the
+    defaults of :meth:`SynthModel.outcome_values` and :meth:`SynthModel.log_prob_range_graph`."""
 
-    #: names of the observed variables of the built model (one record per row)
+    def build(self, prepared: Prepared) -> pm.Model:
+        """The unweighted PyMC model for the prepared data."""
+
+
+@runtime_checkable
+class PartsModel(Protocol):
+    """Capability ``"parts"``: fitted part by part in NumPy, with no joint PyMC model (the
+    whole-file :class:`~pseudopost.models.file.FileModel`).
+
+    Its parameters are its parts' (``"{part}::{parameter}"``); for fixed weights the pseudo
+    posterior factorises over the parts, each fitted alone from its grouped statistics.
+    """
+
+    def parts(self, prepared: Prepared) -> list:
+        """The model's parts (:class:`~pseudopost.models.parts.Part`), in fitting order."""
+
+    def part_data(self, prepared: Prepared) -> list:
+        """Each part's record data (:class:`~pseudopost.models.parts.PartData`), in
+        :meth:`parts` order."""
+
+    def iter_part_data(self, prepared: Prepared) -> Iterator[tuple]:
+        """``(part, data)`` pairs, as :meth:`parts` and :meth:`part_data`, built one at a time."""
+
+
+@runtime_checkable
+class LevelsModel(Protocol):
+    """Capability ``"levels"``: categorical levels that ``weight_floor`` and
+    ``rake_min_weight`` of :class:`~pseudopost.PseudoPosterior` keep."""
+
+    def level_groups(self, prepared: Prepared) -> dict[str, np.ndarray]:
+        """Per level part, each record's level as an integer code (-1 where the part is not
+        active)."""
+
+
+#: capability name -> its protocol
+CAPABILITIES: dict[str, type] = {"pymc": BuiltModel, "parts": PartsModel, "levels": LevelsModel}
+
+
+def capabilities(model: object) -> tuple[str, ...]:
+    """The names of the capabilities (:data:`CAPABILITIES`) ``model`` has."""
+    return tuple(name for name, protocol in CAPABILITIES.items() if isinstance(model, protocol))
+
+
+class SynthModel(ABC):
+    """Base protocol of a pseudopost synthesizing model; its capabilities (``"pymc"``,
+    ``"parts"``, ``"levels"``) say how it is fitted (module docstring)."""
+
+    #: names of the synthesized outcomes (a built model's observed variables, one record per row)
     observed: tuple[str, ...]
     #: True when the outcome is integer-valued (ranges then count both endpoints)
     discrete: bool = False
@@ -96,10 +178,6 @@ class SynthModel(ABC):
     def prepare(self, data: pd.DataFrame | None) -> Prepared:
         """Validate ``data`` and return its arrays; raise a clear error on bad input."""
 
-    @abstractmethod
-    def build(self, prepared: Prepared) -> pm.Model:
-        """The unweighted PyMC model for the prepared data."""
-
     def coords(self, prefix: str = "", prepared: Prepared | None = None) -> dict[str, list]:
         """Coordinates :meth:`declare` uses, with dimension names prefixed by ``prefix``."""
         return {}
@@ -114,7 +192,13 @@ class SynthModel(ABC):
         """A synthetic DataFrame from one posterior-predictive draw of each observed variable."""
 
     def outcome_values(self, prepared: Prepared) -> np.ndarray:
-        """The values of the (single) sensitive outcome, used for sensitive ranges."""
+        """The values of the (single) sensitive outcome, used for sensitive ranges (capability
+        ``"pymc"``)."""
+        if not isinstance(self, BuiltModel):
+            raise ValueError(
+                f"Sensitive ranges need a model built as one PyMC model (capability 'pymc'); "
+                f"{type(self).__name__} has {list(capabilities(self))}."
+            )
         if len(self.observed) != 1:
             raise ValueError("Sensitive ranges need a model with exactly one observed outcome.")
         return prepared.arrays[self.observed[0]]
@@ -159,10 +243,11 @@ class SynthModel(ABC):
     ) -> list[pd.DataFrame]:
         """One synthetic DataFrame per chosen flat posterior draw (chain-major index).
 
-        A model with :meth:`sample_outcome` draws dataset j by inversion under flat draw
-        ``chosen[j]`` from the record-indexed uniforms of stream ``synthesis_stream(j, 0)``
-        (``seed`` is the release's integer seed), so the result does not depend on how records
-        are chunked. Otherwise (e.g. a user's PyMC model): a posterior-predictive draw of every
+        ``base`` is the built model of a ``"pymc"`` model (a ``"parts"`` model, which has
+        none, overrides this method and ignores it). A model with :meth:`sample_outcome` draws
+        dataset j by inversion under flat draw ``chosen[j]`` from the record-indexed uniforms of
+        stream ``synthesis_stream(j, 0)`` (``seed`` is the release's integer seed), so the
+        result does not depend on how records are chunked. Otherwise (e.g. a user's PyMC model): a posterior-predictive draw of every
         observed variable under that draw. Either way :meth:`to_frame` maps it back. A
         sequential model overrides this to draw its columns in order, each conditioned on the
         synthetic values of the columns before it.

@@ -17,7 +17,8 @@ import pymc as pm
 import pytest
 from scipy import special, stats
 
-from pseudopost.checks import CHECKS, ModelCheckError, check_model
+from pseudopost.checks import CHECKS, ModelCheckError, capabilities, check_model
+from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior
 from pseudopost.models import (
     CategoricalRegression,
     DirichletCategorical,
@@ -30,6 +31,7 @@ from pseudopost.models import (
     NormalRegression,
     OrdinalRegression,
     PoissonRegression,
+    SynthModel,
 )
 
 from .._reference.sequential import SequentialModel
@@ -540,6 +542,7 @@ def _assert_complete(report, expect_skipped=()):
     assert set(report.passed) | set(report.skipped) == set(CHECKS)
     assert set(report.skipped) == set(expect_skipped), report.skipped
     assert np.isfinite(report.epsilon) and report.epsilon > 0
+    assert report.capabilities == ("pymc",)  # built as one PyMC model, nothing else
 
 
 #: checks a family cannot run, and why (asserted, so a new skip is noticed)
@@ -689,6 +692,41 @@ def test_broken_machinery_fails_its_check(monkeypatch):
         mp.setattr(checks, "account", ignores_alpha)
         with pytest.raises(ModelCheckError, match=r"^\[accountant\]"):
             check_model(PoissonRegression("k"), _counts(), draws="points")
+
+
+class _Unfitted(SynthModel):
+    """The base protocol only: neither built as one PyMC model nor fitted by parts."""
+
+    observed = ("k",)
+
+    @property
+    def columns(self):
+        return ["k"]
+
+    def prepare(self, data):
+        return PoissonRegression("k").prepare(data)
+
+    def to_frame(self, prepared, predictive):
+        return PoissonRegression("k").to_frame(prepared, predictive)
+
+
+def test_a_model_without_a_way_to_fit_fails_validation_naming_the_capabilities():
+    assert capabilities(_Unfitted()) == ()
+    with pytest.raises(ModelCheckError, match=r"^\[validation\] .*has neither of the "
+                       r"capabilities 'pymc' .* and 'parts'") as err:  # fmt: skip
+        check_model(_Unfitted(), _counts(), draws="points")
+    assert err.value.capability is None
+    # and the mechanism refuses it before any work, naming both capabilities
+    with pytest.raises(TypeError, match=r"_Unfitted has neither capability .*'pymc'.*'parts'"):
+        PseudoPosterior(_Unfitted())
+
+
+def test_a_failure_names_the_capability():
+    with pytest.raises(ModelCheckError, match=r"^\[ranges\] .* \(capability 'pymc'\): ") as err:
+        check_model(_NoLowerBound("k"), _counts(), draws="points")
+    assert err.value.capability == "pymc"
+    with pytest.raises(ModelCheckError, match=r"^\[seed\] .* \(the base protocol\): "):
+        check_model(_Unseeded("k"), _counts(), draws="points")
 
 
 def test_unsupported_model_is_refused_before_any_check():

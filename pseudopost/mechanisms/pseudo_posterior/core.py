@@ -66,9 +66,8 @@ from pseudopost.mechanisms.pseudo_posterior.result import (
     weights_origin,
 )
 from pseudopost.mechanisms.pseudo_posterior.settings import FitSettings, diagnose, fit_seeds
-from pseudopost.models.base import Prepared, SynthModel
+from pseudopost.models.base import BuiltModel, PartsModel, Prepared, SynthModel
 from pseudopost.models.custom import PyMCModel
-from pseudopost.models.file import FileModel
 from pseudopost.models.loglik import stack_draws
 from pseudopost.models.weighting import CENSOR_NAME, WEIGHTS_NAME
 from pseudopost.privacy.accountant import Accounting, account, sensitive_function
@@ -265,6 +264,12 @@ class PseudoPosterior:
                 f"'model' must be a pseudopost SynthModel or a pymc.Model. "
                 f"Got {type(model).__name__}."
             )
+        if not isinstance(model, (BuiltModel, PartsModel)):
+            raise TypeError(
+                f"{type(model).__name__} has neither capability the mechanism fits: 'pymc' "
+                f"(a 'build' method giving one PyMC model) or 'parts' ('parts', 'part_data' and "
+                f"'iter_part_data'; pseudopost.checks.capabilities names a model's)."
+            )
         self.model = model
         self.scale, self.shift = check_weight_knobs(scale, shift)
         if sensitive_range is not None and not isinstance(sensitive_range, SensitiveRange):
@@ -339,7 +344,7 @@ class PseudoPosterior:
         if workers is not None:
             check_positive_int(workers, "workers")
         self.workers = workers
-        parts = isinstance(model, FileModel)
+        parts = isinstance(model, PartsModel)
         if risk_fit not in RISK_FITS:
             raise ValueError(f"'risk_fit' must be one of {RISK_FITS}. Got {risk_fit!r}.")
         if risk_fit == "laplace" and not parts:
@@ -429,7 +434,7 @@ class PseudoPosterior:
                 "were given."
             )
         if is_dask_input(data):
-            if isinstance(self.model, FileModel):
+            if isinstance(self.model, PartsModel):
                 raise ValueError(
                     "A whole-file model is fitted in memory (its parts run as Dask tasks when a "
                     "distributed client is active); pass a pandas DataFrame."
@@ -561,7 +566,7 @@ class PseudoPosterior:
 
     def _likelihood_path(self, prepared: Prepared) -> tuple[str, str]:
         """("sufficient" | "full" | "parts", why): the fast path whenever allowed and available."""
-        if isinstance(self.model, FileModel):
+        if isinstance(self.model, PartsModel):
             return "parts", (
                 "fitted part by part from grouped statistics (per-column posteriors paired by "
                 "draw; exact)"

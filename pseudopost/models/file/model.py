@@ -90,6 +90,13 @@ class FileModel(SynthModel):
         ``missing_codes``, ``spikes``, ``transforms``, ``knots``, ``interactions``, ``rules``,
         ``structural_zeros``, ``codebook``, ``grid``, ``heaps``, ``bins``, ``max_levels``,
         ``shift_only``).
+
+    Notes
+    -----
+    Its capabilities are ``"parts"`` (:class:`~pseudopost.models.base.PartsModel`: fitted part
+    by part, with no joint PyMC model) and ``"levels"``
+    (:class:`~pseudopost.models.base.LevelsModel`); not ``"pymc"``, so it has no ``build`` and
+    no sensitive ranges.
     """
 
     uniforms_per_record = 3
@@ -119,12 +126,6 @@ class FileModel(SynthModel):
     def columns(self) -> list[str]:
         return list(self._columns)
 
-    def outcome_values(self, prepared: Prepared) -> np.ndarray:
-        raise ValueError(
-            "Sensitive ranges are not supported for a whole-file model (a record has several "
-            "outcomes)."
-        )
-
     # ------------------------------------------------------------------ data
     def prepare(self, data: pd.DataFrame | None) -> FilePrepared:
         """Check the frame against the declarations and plan every column (nothing fitted)."""
@@ -148,12 +149,6 @@ class FileModel(SynthModel):
         self._order = plan.order
         self._columns = plan.columns
         return FilePrepared(plan, arrays)
-
-    def build(self, prepared: Prepared):
-        raise TypeError(
-            "A whole-file model is fitted part by part from grouped statistics "
-            "(pseudopost.fitting.columns); it has no joint PyMC model."
-        )
 
     @staticmethod
     def _plan(prepared: Prepared) -> FilePlan:
