@@ -645,13 +645,15 @@ def _column(
         sources["support"] = _dp(e)
     if named and declared is None:
         # values named by declared rules lie strictly inside the support, so coding a value to
-        # a bound never moves it across a rule's threshold (public facts: post-processing)
-        step = 1.0 if integer else 0.0
-        lo = min(lo, float(math.floor(min(named))) - step if integer
-                 else float(np.nextafter(min(named), -np.inf)))  # fmt: skip
-        hi = max(hi, float(math.ceil(max(named))) + step if integer
-                 else float(np.nextafter(max(named), np.inf)))  # fmt: skip
-        grid = integer and points(lo, hi) <= max_grid_points
+        # a bound never moves it across a rule's threshold (public facts: post-processing); on
+        # a recording grid the support's ends stay grid points, one step beyond the named values
+        if digits is not None:
+            lo = min(lo, round((math.floor(round(min(named) / unit, 6)) - 1) * unit, digits))
+            hi = max(hi, round((math.ceil(round(max(named) / unit, 6)) + 1) * unit, digits))
+        else:
+            lo = min(lo, float(np.nextafter(min(named), -np.inf)))
+            hi = max(hi, float(np.nextafter(max(named), np.inf)))
+        grid = digits is not None and points(lo, hi) <= max_grid_points
     if grid:
         knots: tuple[float, ...] = ()
         if want_knots and noisy_n >= KNOT_MIN_N and points(lo, hi) >= 6 and left[0] > 0:

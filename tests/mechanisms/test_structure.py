@@ -460,3 +460,22 @@ def test_small_budget_bins_of_an_integer_column_use_coarser_cells():
         assert edges[0] == 0.0 and edges[-1] == 3162.0 and np.all(np.diff(edges) > 0)
         counts = np.histogram(x, edges)[0]
         assert np.diff(edges)[counts > 0.1 * x.size].max() <= 500
+
+
+def test_a_value_named_by_a_rule_keeps_the_recording_grid():
+    """A rule naming a value of a column recorded in halves widens the support to a grid point
+    beyond it and keeps the grid: the step stays 0.5 (the support's padding once overwrote it
+    with 0, and the release refused its own declarations: "A grid's 'step' must be a finite
+    number > 0")."""
+    rng = np.random.default_rng(0)
+    x = rng.integers(40, 120, 2000) / 2.0  # 20.0 to 59.5 in halves
+    frame = pd.DataFrame({"x": x})
+    for named in ([30.0], [19.25, 70.0]):
+        s = estimate_structure(frame, ["x"], named_levels={"x": named}, structure_epsilon=5.0,
+                               rng=np.random.default_rng(1))  # fmt: skip
+        col = s.columns["x"]
+        assert (col.step, col.digits, col.model) == (0.5, 1, "grid_ordinal")
+        lo, hi = col.support
+        assert lo < min(named) and hi > max(named)
+        assert lo * 2 == round(lo * 2) and hi * 2 == round(hi * 2)  # grid points
+        assert s.declarations()["grid"]["x"]["step"] == 0.5

@@ -180,6 +180,12 @@ class Part(ABC):
     def p(self) -> int:
         return len(self.predictors)
 
+    @property
+    def width(self) -> int:
+        """Columns of the design ``X``: the p predictors (a part whose records carry more, such
+        as the masked categorical's allowed levels, says so)."""
+        return self.p
+
     # -- spec ------------------------------------------------------------------------------
     @property
     @abstractmethod
@@ -246,7 +252,8 @@ class Part(ABC):
 
     def empty_statistics(self) -> Stats:
         """Statistics of no records (the identity of ``+``)."""
-        return Stats(self.family, self._statistics(np.zeros(0), np.zeros((0, self.p)), np.zeros(0)))
+        empty = self._statistics(np.zeros(0), np.zeros((0, self.width)), np.zeros(0))
+        return Stats(self.family, empty)
 
     def log_density(self, stats: Stats) -> PartDensity:
         """The part's weighted log posterior density on the unconstrained scale."""

@@ -94,6 +94,12 @@ def test_statistics_add_over_blocks():
     assert part.log_density(a + b).logp_grad(x)[0] == pytest.approx(
         part.log_density(whole).logp_grad(x)[0], rel=1e-12
     )
+    # no records: the identity of + (its design rows carry the mask's K columns too)
+    empty = part.empty_statistics()
+    assert empty.arrays["rows"].shape == (0, part.width) == (0, 2 + K)
+    assert part.log_density(empty + whole).logp_grad(x)[0] == pytest.approx(
+        part.log_density(whole).logp_grad(x)[0], rel=1e-12
+    )
 
 
 def test_all_allowed_equals_the_plain_categorical():
