@@ -639,8 +639,8 @@ def _column(
         if digits is not None:  # the support's grid points: inside [lo, hi)
             lo = round(math.ceil(round(lo / unit, 6)) * unit, digits)
             hi = round((math.ceil(round(hi / unit, 6)) - 1) * unit, digits)
-        if hi <= lo:  # a constant column: a support of one grid step
-            hi = lo + (unit if digits is not None else 1.0)
+        if hi <= lo:  # a constant column: a support of two grid points (or one unit)
+            hi = lo + 1.0 if digits is None else round((round(lo / unit) + 1) * unit, digits)
         grid = digits is not None and points(lo, hi) <= max_grid_points
         sources["support"] = _dp(e)
     if named and declared is None:
