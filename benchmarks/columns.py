@@ -1,0 +1,118 @@
+"""Where the S_pMSE gap lies: one-way S_pMSE of every column, pseudopost's defaults beside
+synthpop CART, on the files of ``benchmarks/defaults.py`` (same split, same codebook facts).
+
+For each file: the 80 % training split of :mod:`defaults` (seeded, the 20 % control set aside),
+``pp.synthesize(train, <codebook facts>, seed=s, m=k)`` (its defaults: the weighted files, and
+``k`` unweighted ones from the same fit) and ``k`` synthpop ``syn()`` files. For every column:
+
+* one-way S_pMSE (``pseudopost.evaluate.propensity_utility`` on that column alone: CART
+  propensity, synthpop's null; the mean over the ``k`` files) of the unweighted, weighted and
+  synthpop files, and the weighted one's ratio to synthpop's;
+* distinct non-missing values, real and synthetic (the first weighted file), and the share of
+  that file's values that the real column holds exactly (synthpop resamples observed values,
+  so its share is 1: a column of amounts on a few hundred exact values, spread by a model
+  over its bins, is where CART's propensity finds a synthetic file most easily);
+* the column's model and structure (``out.choices``).
+
+The whole-file S_pMSE of each synthesizer is printed above each file's table. Diagnosis only:
+no goal is printed (those are ``defaults.py``'s).
+
+Run: ``.venv/bin/python benchmarks/columns.py [--files slid cps91 ...] [--seed 1]
+[--files-per 3]``. Writes ``benchmarks/results/columns.{md,csv}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import defaults as D
+import numpy as np
+import pandas as pd
+
+import pseudopost as pp
+from pseudopost.evaluate import propensity_utility
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def _spmse(real: pd.DataFrame, files: list[pd.DataFrame], cols: list[str]) -> float:
+    return float(np.mean([propensity_utility(real[cols], f[cols], seed=3).S_pMSE for f in files]))
+
+
+def _exact_share(real: pd.Series, syn: pd.Series) -> float:
+    s = syn.dropna()
+    if not len(s):
+        return np.nan
+    return float(s.isin(set(real.dropna().tolist())).mean())
+
+
+def run_file(name: str, seed: int, k: int) -> tuple[pd.DataFrame, dict]:
+    spec = D.FILES[name]
+    frame = D._declared_levels(spec["load"](), spec.get("integers", ()))
+    train, _ = D.split(frame, seed)
+    kw, _ = D._codebook_kwargs(spec)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = pp.synthesize(train, seed=seed, m=k, **kw)
+    wall = time.perf_counter() - t0
+    weighted = out.synthetic if isinstance(out.synthetic, list) else [out.synthetic]
+    unweighted = out.synthesize_datasets(k, seed=seed + 100, weighted=False)
+    synthpop, _ = D._synthpop_files(train, spec, seed, k)
+    cols = list(train.columns)
+    files = {"unweighted": unweighted, "weighted": weighted}
+    if synthpop is not None:
+        files["synthpop"] = synthpop
+    whole = {who: _spmse(train, fs, cols) for who, fs in files.items()}
+    choices = out.choices.set_index("column")
+    rows = []
+    for c in cols:
+        row = {"file": name, "column": c}
+        for who, fs in files.items():
+            row[f"S_pMSE {who}"] = _spmse(train, fs, [c])
+        if "synthpop" in files:
+            row["weighted x synthpop"] = row["S_pMSE weighted"] / max(row["S_pMSE synthpop"], 1e-9)
+        row["distinct real"] = int(train[c].nunique())
+        row["distinct weighted"] = int(weighted[0][c].nunique())
+        row["exact share weighted"] = _exact_share(train[c], weighted[0][c])
+        row["model"] = str(choices.loc[c, "model"]) if c in choices.index else ""
+        st = choices.loc[c, "structure"] if c in choices.index and "structure" in choices else ""
+        row["structure"] = "" if pd.isna(st) else str(st)
+        rows.append(row)
+    return pd.DataFrame(rows), {"wall s": wall, **{f"whole {k_}": v for k_, v in whole.items()}}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", nargs="*", default=["slid", "cps91"], choices=list(D.FILES))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--files-per", type=int, default=3, help="synthetic files per synthesizer")
+    args = parser.parse_args(argv)
+    tables, lines = [], []
+    for name in args.files:
+        table, whole = run_file(name, args.seed, args.files_per)
+        head = f"### {name}: " + ", ".join(f"{k} {v:.3g}" for k, v in whole.items())
+        print(head)
+        print(table.drop(columns=["file"]).to_string(index=False, float_format="%.3g"))
+        lines += [
+            head,
+            "",
+            table.drop(columns=["file"]).to_markdown(index=False, floatfmt=".3g"),
+            "",
+        ]
+        tables.append(table)
+    RESULTS.mkdir(exist_ok=True)
+    pd.concat(tables).to_csv(RESULTS / "columns.csv", index=False)
+    (RESULTS / "columns.md").write_text(
+        f"## One-way S_pMSE by column (seed {args.seed}, {args.files_per} files each)\n\n"
+        + "\n".join(lines)
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
