@@ -66,7 +66,7 @@ from pseudopost.mechanisms.pseudo_posterior.result import (
     weights_origin,
 )
 from pseudopost.mechanisms.pseudo_posterior.settings import FitSettings, diagnose, fit_seeds
-from pseudopost.models.base import BuiltModel, PartsModel, Prepared, SynthModel
+from pseudopost.models.base import BuiltModel, LevelsModel, PartsModel, Prepared, SynthModel
 from pseudopost.models.custom import PyMCModel
 from pseudopost.models.loglik import stack_draws
 from pseudopost.models.weighting import CENSOR_NAME, WEIGHTS_NAME
@@ -323,7 +323,7 @@ class PseudoPosterior:
                 f"The 'likelihood' parameter must be one of {LIKELIHOODS}. Got {likelihood!r}."
             )
         self.weight_floor = check_in_interval(weight_floor, "weight_floor", 0.0, 1.0)
-        if self.weight_floor > 0 and not hasattr(model, "level_groups"):
+        if self.weight_floor > 0 and not isinstance(model, LevelsModel):
             raise ValueError(
                 f"'weight_floor' keeps the levels of a model's categorical parts; "
                 f"{type(model).__name__} has none (use a whole-file model, FileModel)."
@@ -335,7 +335,7 @@ class PseudoPosterior:
                 raise ValueError(
                     f"'rake_min_weight' must be a number >= 0 or None. Got {rake_min_weight!r}."
                 )
-            if not hasattr(model, "level_groups"):
+            if not isinstance(model, LevelsModel):
                 raise ValueError(
                     f"'rake_min_weight' rakes the levels of a model's categorical parts; "
                     f"{type(model).__name__} has none (use a whole-file model, FileModel)."
