@@ -548,14 +548,21 @@ def _abs(g: np.ndarray) -> np.ndarray:
     return a
 
 
-def _check_accountant(run, synth, base, src: _Source, flat, L, rng) -> None:
-    alpha = src.alpha
-    want = alpha * _abs(L[src.kept]).max(axis=0)
+def _check_lipschitz(run, src: _Source, L) -> None:
+    r"""Brute force :math:`\Delta_i = \alpha_i \max_m |f(x_i \mid \theta_m)|` over the kept
+    draws, and eq. 7's :math:`\varepsilon = 2 \max_i \Delta_i` (``run.epsilon``), against the
+    fit's own when there is one."""
+    want = src.alpha * _abs(L[src.kept]).max(axis=0)
     run.epsilon = 2.0 * float(want.max())
     if src.result is not None:
         res = src.result
         run.close("accountant", "the fit's Lipschitz bounds vs brute force", res.lipschitz, want)
         run.close("accountant", "the fit's epsilon vs 2 max_i Delta_i", res.epsilon, run.epsilon)
+
+
+def _check_accountant(run, synth, base, src: _Source, flat, L, rng) -> None:
+    alpha = src.alpha
+    _check_lipschitz(run, src, L)
     loglik = _mechanism_loglik(synth, base)
     lam = rng.uniform(0.0, 0.9, alpha.size)
     bound = float(np.median(_abs(alpha * L)))
@@ -784,12 +791,7 @@ def _check_part_loglik(run, p: _Parts, loglik, flat) -> np.ndarray:
 
 def _check_part_accountant(run, synth, src: _Source, loglik, L) -> None:
     alpha = src.alpha
-    want = alpha * _abs(L[src.kept]).max(axis=0)
-    run.epsilon = 2.0 * float(want.max())
-    if src.result is not None:
-        res = src.result
-        run.close("accountant", "the fit's Lipschitz bounds vs brute force", res.lipschitz, want)
-        run.close("accountant", "the fit's epsilon vs 2 max_i Delta_i", res.epsilon, run.epsilon)
+    _check_lipschitz(run, src, L)
     _compare_account(run, Unrestricted(), synth, None, loglik, src.flat, alpha, alpha, L)
     for decomp in (RangeAveraged(np.zeros(alpha.size)), Censored(1.0)):
         try:
