@@ -26,6 +26,7 @@ MODULES = [
     "pseudopost.datasets",
     "pseudopost.formats",
     "pseudopost.models",
+    "pseudopost.models.families",
     "pseudopost.models.registry",
     "pseudopost.models.rules",
     "pseudopost.models.parts",

@@ -11,6 +11,8 @@ import pytensor.tensor as pt
 
 from pseudopost._validation import check_columns, check_finite_numeric, check_frame, check_positive
 from pseudopost.models.base import Prepared, SynthModel
+from pseudopost.models.families import FAMILIES
+from pseudopost.models.parts import Part, make_part
 
 __all__ = ["GLM"]
 
@@ -175,6 +177,31 @@ class GLM(SynthModel):
         if self.predictors:
             out += self.design_matrix(predictors, n) @ np.asarray(params[names[1]], np.float64)
         return out
+
+    def family_part(self, params: Mapping[str, np.ndarray]) -> Part:
+        """The part of this model's family (:data:`~pseudopost.models.families.FAMILIES`) with
+        its prior, sized to one draw's ``params`` (outcome ``"y"``, predictors ``x0..``): the
+        family's numbers are the part's, which the ready model declares to PyMC and through
+        which it synthesizes."""
+        predictors = [f"x{j}" for j in range(len(self.predictors))]
+        return make_part(FAMILIES[self.family].part, "y", predictors,
+                         prior_scale=self.prior_scale, **self.part_options(params))  # fmt: skip
+
+    def part_options(self, params: Mapping[str, np.ndarray]) -> dict:
+        """The part's options read off one draw's ``params`` (a level count)."""
+        return {}
+
+    def sample_outcome(
+        self,
+        params: Mapping[str, np.ndarray],
+        predictors: Mapping[str, np.ndarray],
+        u: np.ndarray,
+    ) -> np.ndarray:
+        """Outcomes by inversion of one draw's ``params``: the family part's
+        :meth:`~pseudopost.models.parts.Part.sample`."""
+        u = self.check_uniforms(u)
+        X = self.design_matrix(predictors, len(u))
+        return self.family_part(params).sample(params, X, u[:, 0])
 
     def check_uniforms(self, u: np.ndarray) -> np.ndarray:
         """``u`` as float64 (n, uniforms_per_record) inside (0, 1)."""

@@ -18,13 +18,10 @@ Inversion: :math:`y^* = 1` iff :math:`u > \sigma(-\eta) = F(0)`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
-from scipy import special
 
 from pseudopost.models._levels import LevelGLM
 from pseudopost.models.base import Prepared
@@ -82,13 +79,3 @@ class LogisticRegression(LevelGLM):
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         (eta,) = rv.owner.op.dist_params(rv.owner)
         return _logsf(value, eta)
-
-    def sample_outcome(
-        self,
-        params: Mapping[str, np.ndarray],
-        predictors: Mapping[str, np.ndarray],
-        u: np.ndarray,
-    ) -> np.ndarray:
-        u = self.check_uniforms(u)
-        eta = self.eta(params, predictors, len(u))
-        return (u[:, 0] > special.expit(-eta)).astype(np.float64)

@@ -26,10 +26,9 @@ from collections.abc import Mapping
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
-from scipy import special
 
 from pseudopost._validation import check_positive
-from pseudopost.models._levels import LevelGLM, invert_cdf, level_indicator
+from pseudopost.models._levels import LevelGLM, level_indicator
 from pseudopost.models.base import Prepared
 
 __all__ = ["CategoricalRegression", "DirichletCategorical"]
@@ -58,9 +57,6 @@ class _Unordered(LevelGLM):
     ) -> pt.TensorVariable:
         return self.outcome_values(None)  # raises: no CDF without an order
 
-    def draw_codes(self, probs: np.ndarray, u: np.ndarray) -> np.ndarray:
-        cdf = np.cumsum(probs, axis=-1)[..., :-1]
-        return invert_cdf(np.broadcast_to(cdf, (len(u), cdf.shape[-1])), u)
 
 
 class CategoricalRegression(_Unordered):
@@ -71,6 +67,9 @@ class CategoricalRegression(_Unordered):
     """
 
     family = "categorical"
+
+    def part_options(self, params: Mapping[str, np.ndarray]) -> dict:
+        return {"n_levels": np.asarray(params["intercept"]).shape[-1] + 1}
 
     def coords(self, prefix: str = "", prepared: Prepared | None = None) -> dict[str, list]:
         out = super().coords(prefix, prepared)
@@ -99,21 +98,6 @@ class CategoricalRegression(_Unordered):
             shape=y.shape,
         )
 
-    def sample_outcome(
-        self,
-        params: Mapping[str, np.ndarray],
-        predictors: Mapping[str, np.ndarray],
-        u: np.ndarray,
-    ) -> np.ndarray:
-        u = self.check_uniforms(u)
-        n = len(u)
-        eta = np.tile(np.asarray(params["intercept"], np.float64), (n, 1))
-        if self.predictors:
-            eta = eta + self.design_matrix(predictors, n) @ np.asarray(params["beta"], np.float64)
-        logits = np.column_stack([np.zeros(n), eta])
-        return self.draw_codes(special.softmax(logits, axis=1), u[:, 0])
-
-
 class DirichletCategorical(_Unordered):
     """Categorical outcome with a Dirichlet prior on its level probabilities (no predictors).
 
@@ -130,6 +114,9 @@ class DirichletCategorical(_Unordered):
     def __repr__(self) -> str:
         return f"DirichletCategorical(outcome={self.outcome!r}, concentration={self.concentration})"
 
+    def part_options(self, params: Mapping[str, np.ndarray]) -> dict:
+        return {"n_levels": np.asarray(params["p"]).shape[-1], "concentration": self.concentration}
+
     def coords(self, prefix: str = "", prepared: Prepared | None = None) -> dict[str, list]:
         if prepared is None:
             return {}
@@ -140,12 +127,3 @@ class DirichletCategorical(_Unordered):
         p = pm.Dirichlet(f"{prefix}p", a=np.full(k, self.concentration), dims=f"{prefix}level")
         y = self.observed_codes(prepared)
         pm.Categorical(self.outcome, p=p, observed=y, shape=y.shape)
-
-    def sample_outcome(
-        self,
-        params: Mapping[str, np.ndarray],
-        predictors: Mapping[str, np.ndarray],
-        u: np.ndarray,
-    ) -> np.ndarray:
-        u = self.check_uniforms(u)
-        return self.draw_codes(np.asarray(params["p"], np.float64), u[:, 0])

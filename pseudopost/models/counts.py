@@ -11,7 +11,8 @@ The negative binomial is parameterised by mean and dispersion,
 :math:`\mathrm{Var}(y_i) = \mu_i + \mu_i^2/\phi` (PyMC's ``NegativeBinomial(mu, alpha=phi)``);
 Gamma(2, 0.1) keeps :math:`\phi` away from 0 and lets data pull it to large values (near-Poisson).
 Outcomes must be non-negative integers. The range probability of a count counts both endpoints.
-Synthesis by inversion uses SciPy's quantile functions (``poisson.ppf``, ``nbinom.ppf``).
+Synthesis by inversion is the family part's (``PoissonPart``, ``NegativeBinomialPart``: SciPy's
+``poisson.ppf``, ``nbinom.ppf``), after a check that every mean is finite.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
-from scipy import stats
 
 from pseudopost.models._glm import GLM
 from pseudopost.models.base import Prepared
@@ -62,7 +62,7 @@ class _CountGLM(GLM):
                 f"draw (log mean {eta[i]!r}): no count can be drawn. Put its predictors on a "
                 f"scale where exp(eta) stays finite (e.g. transforms={{column: 'log1p'}})."
             )
-        return self.quantile(u[:, 0], mu, params)
+        return super().sample_outcome(params, predictors, u)
 
 
 class PoissonRegression(_CountGLM):
@@ -74,10 +74,6 @@ class PoissonRegression(_CountGLM):
         mu = pt.exp(self.log_mean(prepared, prefix))
         y = self.observed_data(prepared)
         pm.Poisson(self.outcome, mu=mu, observed=y, shape=y.shape)
-
-    @staticmethod
-    def quantile(q: np.ndarray, mu: np.ndarray, params: Mapping[str, np.ndarray]) -> np.ndarray:
-        return stats.poisson.ppf(q, mu)
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         r""":math:`\log P(X > k) = \log P(k + 1, \mu)` (regularised lower incomplete gamma);
@@ -97,11 +93,6 @@ class NegativeBinomialRegression(_CountGLM):
         phi = pm.Gamma(f"{prefix}phi", alpha=2.0, beta=0.1)
         y = self.observed_data(prepared)
         pm.NegativeBinomial(self.outcome, mu=mu, alpha=phi, observed=y, shape=y.shape)
-
-    @staticmethod
-    def quantile(q: np.ndarray, mu: np.ndarray, params: Mapping[str, np.ndarray]) -> np.ndarray:
-        phi = float(np.asarray(params["phi"]))
-        return stats.nbinom.ppf(q, phi, phi / (phi + mu))
 
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         r""":math:`\log P(X > k) = \log I_{\mu/(\mu+\phi)}(k + 1, \phi)` (regularised incomplete

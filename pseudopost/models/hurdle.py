@@ -25,7 +25,9 @@ with :math:`\log\psi = -\mathrm{softplus}(-\eta_\psi)` and
 
 with G the positive part's CDF (for the count part :math:`G(k) = (F_{NB}(k) - F_{NB}(0)) /
 (1 - F_{NB}(0))`). Inversion uses two uniforms per record: :math:`x^* = 0` if
-:math:`u_1 \le 1 - \psi`, else :math:`G^{-1}(u_2)`.
+:math:`u_1 \le 1 - \psi`, else :math:`G^{-1}(u_2)`, the family part's inversion
+(:class:`~pseudopost.models.parts.LogNormalPart`,
+:class:`~pseudopost.models.parts.ZeroTruncatedNegativeBinomialPart`).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
 from pymc.distributions.dist_math import normal_lccdf, normal_lcdf
-from scipy import special, stats
+from scipy import special
 
 from pseudopost.models._glm import GLM
 from pseudopost.models.base import Prepared
@@ -69,6 +71,15 @@ class _Hurdle(GLM):
         """u_1 <= 1 - psi = sigma(-eta_psi)."""
         eta = self.eta(params, predictors, len(u), names=PSI_NAMES)
         return u[:, 0] <= special.expit(-eta)
+
+    def _hurdle_sample(self, params, predictors, u) -> np.ndarray:
+        """0 where :meth:`is_zero`, else the positive part's inversion of ``u_2`` (the family
+        part's :meth:`~pseudopost.models.parts.Part.sample`: log-normal or zero-truncated
+        negative binomial)."""
+        u = self.check_uniforms(u)
+        X = self.design_matrix(predictors, len(u))
+        x = self.family_part(params).sample(params, X, u[:, 1])
+        return np.where(self.is_zero(params, predictors, u), 0.0, x)
 
 
 # ---------------------------------------------------------------- log-normal
@@ -164,10 +175,7 @@ class HurdleLogNormal(_Hurdle):
         predictors: Mapping[str, np.ndarray],
         u: np.ndarray,
     ) -> np.ndarray:
-        u = self.check_uniforms(u)
-        mu = self.eta(params, predictors, len(u))
-        x = np.exp(mu + float(np.asarray(params["sigma"])) * special.ndtri(u[:, 1]))
-        return np.where(self.is_zero(params, predictors, u), 0.0, x)
+        return self._hurdle_sample(params, predictors, u)
 
 
 # ---------------------------------------------------------------- negative binomial
@@ -214,7 +222,7 @@ class HurdleNegativeBinomial(_Hurdle, _CountGLM):
     ``phi`` (count part); ``beta`` and ``psi_beta`` have dims ``predictor``.
     """
 
-    family = "hurdle_negative_binomial"
+    family = "hurdle_count"
 
     def declare_variables(self, prepared: Prepared, prefix: str) -> None:
         X = self.design(prepared, prefix)
@@ -247,11 +255,4 @@ class HurdleNegativeBinomial(_Hurdle, _CountGLM):
         predictors: Mapping[str, np.ndarray],
         u: np.ndarray,
     ) -> np.ndarray:
-        u = self.check_uniforms(u)
-        mu = np.exp(self.eta(params, predictors, len(u)))
-        phi = float(np.asarray(params["phi"]))
-        p = phi / (phi + mu)
-        # zero-truncated inversion: smallest k >= 1 with S_NB(k) <= (1 - u_2) S_NB(0)
-        s0 = -np.expm1(phi * np.log(p))
-        x = np.maximum(stats.nbinom.isf((1.0 - u[:, 1]) * s0, phi, p), 1.0)
-        return np.where(self.is_zero(params, predictors, u), 0.0, x)
+        return self._hurdle_sample(params, predictors, u)

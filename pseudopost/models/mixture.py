@@ -33,10 +33,12 @@ from pseudopost._validation import check_positive, check_positive_int
 from pseudopost.models._glm import GLM
 from pseudopost.models._levels import invert_cdf
 from pseudopost.models.base import Prepared
+from pseudopost.models.families import FAMILIES as _TABLE
 
 __all__ = ["FiniteMixture"]
 
-FAMILIES = ("normal", "lognormal")
+#: the component families (the ``component`` facet of the one family table)
+FAMILIES = tuple(f.name for f in _TABLE.values() if f.component)
 _LOG_SQRT_2PI = 0.5 * np.log(2.0 * np.pi)
 
 

@@ -31,9 +31,8 @@ import numpy as np
 import pandas as pd
 import pymc as pm
 import pytensor.tensor as pt
-from scipy import special
 
-from pseudopost.models._levels import LevelGLM, invert_cdf, level_indicator
+from pseudopost.models._levels import LevelGLM, level_indicator
 from pseudopost.models.base import Prepared
 
 __all__ = ["OrdinalRegression"]
@@ -116,6 +115,9 @@ class OrdinalRegression(LevelGLM):
                 raise ValueError(f"'levels' must list at least 2 levels. Got {list(levels)}.")
         self.levels = levels
 
+    def part_options(self, params: Mapping[str, np.ndarray]) -> dict:
+        return {"n_levels": np.asarray(params["cutpoints"]).shape[-1] + 1}
+
     def __repr__(self) -> str:
         return (
             f"OrdinalRegression(outcome={self.outcome!r}, predictors={list(self.predictors)!r}, "
@@ -160,17 +162,3 @@ class OrdinalRegression(LevelGLM):
     def log_survival(self, rv: pt.TensorVariable, value: pt.TensorVariable) -> pt.TensorVariable:
         eta, cutpoints = rv.owner.op.dist_params(rv.owner)
         return _logsf(value, eta, cutpoints)
-
-    def sample_outcome(
-        self,
-        params: Mapping[str, np.ndarray],
-        predictors: Mapping[str, np.ndarray],
-        u: np.ndarray,
-    ) -> np.ndarray:
-        u = self.check_uniforms(u)
-        n = len(u)
-        eta = np.zeros(n)
-        if self.predictors:
-            eta = self.design_matrix(predictors, n) @ np.asarray(params["beta"], np.float64)
-        c = np.asarray(params["cutpoints"], np.float64)
-        return invert_cdf(special.expit(c[None, :] - eta[:, None]), u[:, 0])

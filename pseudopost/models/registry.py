@@ -37,6 +37,7 @@ from pseudopost.models.binary import LogisticRegression
 from pseudopost.models.categorical import CategoricalRegression, DirichletCategorical
 from pseudopost.models.columns import encode_column
 from pseudopost.models.counts import NegativeBinomialRegression, PoissonRegression
+from pseudopost.models.families import FAMILIES
 from pseudopost.models.hurdle import HurdleLogNormal, HurdleNegativeBinomial
 from pseudopost.models.mixture import FiniteMixture
 from pseudopost.models.ordinal import OrdinalRegression
@@ -54,27 +55,33 @@ __all__ = [
     "takes_predictors",
 ]
 
-#: model names understood by ``models=``, sequential models, release specs and :func:`model_class`
-MODEL_NAMES: dict[str, type[SynthModel]] = {
-    "normal": NormalRegression,
-    "lognormal": LogNormalRegression,
-    "poisson": PoissonRegression,
-    "negative_binomial": NegativeBinomialRegression,
-    "logistic": LogisticRegression,
-    "categorical": CategoricalRegression,
-    "dirichlet_categorical": DirichletCategorical,
-    "ordinal": OrdinalRegression,
-    "hurdle_lognormal": HurdleLogNormal,
-    "hurdle_count": HurdleNegativeBinomial,
-    "mixture": FiniteMixture,
+_CLASSES = {
+    cls.__name__: cls
+    for cls in (
+        NormalRegression,
+        LogNormalRegression,
+        PoissonRegression,
+        NegativeBinomialRegression,
+        LogisticRegression,
+        CategoricalRegression,
+        DirichletCategorical,
+        OrdinalRegression,
+        HurdleLogNormal,
+        HurdleNegativeBinomial,
+        FiniteMixture,
+    )
 }
-_ALIASES = {"negbin": "negative_binomial", "nb": "negative_binomial", "log_normal": "lognormal"}
+#: model names understood by ``models=``, sequential models, release specs and
+#: :func:`model_class`: the families of :data:`pseudopost.models.families.FAMILIES` with a ready
+#: model
+MODEL_NAMES: dict[str, type[SynthModel]] = {
+    f.name: _CLASSES[f.model] for f in FAMILIES.values() if f.model is not None
+}
+_ALIASES = {a: f.name for f in FAMILIES.values() if f.model is not None for a in f.aliases}
 #: models of a numeric column on the log scale (later columns see it through ``log1p``)
-LOG_SCALE = frozenset({"lognormal", "hurdle_lognormal"})
+LOG_SCALE = frozenset(f.name for f in FAMILIES.values() if f.log_scale)
 #: families of the ready models whose outcome is categorical (held as codes 0..K-1)
-CATEGORICAL_FAMILIES = frozenset(
-    {"logistic", "binary", "categorical", "dirichlet_categorical", "multinomial", "ordinal"}
-)
+CATEGORICAL_FAMILIES = frozenset(f.name for f in FAMILIES.values() if f.categorical)
 #: constructor arguments of ready models built from a class or a name
 CLASS_DEFAULTS = {"FiniteMixture": {"k": 2}}
 

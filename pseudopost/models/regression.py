@@ -17,12 +17,9 @@ for the log-normal.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import numpy as np
 import pandas as pd
 import pymc as pm
-from scipy import special
 
 from pseudopost.models._glm import GLM
 from pseudopost.models.base import Prepared
@@ -41,20 +38,6 @@ class _ContinuousGLM(GLM):
         y = pm.Data(f"{self.outcome}_data", prepared.arrays[self.outcome])
         self.distribution(self.outcome, mu=mu, sigma=sigma, observed=y, shape=y.shape)
 
-    def sample_outcome(
-        self,
-        params: Mapping[str, np.ndarray],
-        predictors: Mapping[str, np.ndarray],
-        u: np.ndarray,
-    ) -> np.ndarray:
-        u = self.check_uniforms(u)
-        eta = self.eta(params, predictors, len(u))
-        return self.transform(eta + float(np.asarray(params["sigma"])) * special.ndtri(u[:, 0]))
-
-    @staticmethod
-    def transform(y: np.ndarray) -> np.ndarray:
-        return y
-
 
 class NormalRegression(_ContinuousGLM):
     """Normal linear regression of ``outcome`` on ``predictors`` (see module docstring)."""
@@ -72,6 +55,3 @@ class LogNormalRegression(_ContinuousGLM):
     def check_outcome(self, y: np.ndarray, data: pd.DataFrame) -> None:
         self._first_bad(data, y <= 0, "strictly positive")
 
-    @staticmethod
-    def transform(y: np.ndarray) -> np.ndarray:
-        return np.exp(y)

@@ -42,6 +42,7 @@ import pymc as pm
 from scipy import special
 
 from pseudopost.models.base import SynthModel
+from pseudopost.models.families import FAMILIES
 from pseudopost.models.weighting import value_of
 from pseudopost.privacy.decomposition import (
     Censored,
@@ -63,12 +64,12 @@ __all__ = [
     "record_function",
 ]
 
+#: family name or alias -> its fused kernel (the ``kernel`` facet of the one family table)
 _FAMILIES = {
-    "normal": glm.CONT,
-    "lognormal": glm.CONT,
-    "poisson": glm.POISSON,
-    "negbin": glm.NEGBIN,
-    "negative_binomial": glm.NEGBIN,
+    spelling: {"cont": glm.CONT, "poisson": glm.POISSON, "negbin": glm.NEGBIN}[f.kernel]
+    for f in FAMILIES.values()
+    if f.kernel is not None
+    for spelling in (f.name, *f.aliases)
 }
 _HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
 _EMPTY = np.empty(0)

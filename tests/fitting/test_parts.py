@@ -13,6 +13,8 @@ import pytest
 from pseudopost.fitting.parts import PartSampler, nutpie_model, sample_part, shared_data
 from pseudopost.models.parts import PartData, make_part
 
+from .._reference.part_models import pymc_model
+
 
 def _ordinal(n=150, seed=0):
     rng = np.random.default_rng(seed)
@@ -79,7 +81,7 @@ def test_posterior_equals_pymc_nuts_on_the_reference_model():
     )  # the plain written-out density (the preconditioned one is checked against it below)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with part.pymc_model(data, w):
+        with pymc_model(part, data, w):
             ref = pm.sample(
                 draws=600, tune=500, chains=2, random_seed=2, nuts_sampler="pymc",
                 progressbar=False, compute_convergence_checks=False, cores=1,

@@ -62,6 +62,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from pseudopost.models.families import FAMILIES
 from pseudopost.models.registry import choose_model
 from pseudopost.models.status import column_kind, split_status
 
@@ -71,16 +72,10 @@ __all__ = ["MANY_LEVELS", "VALUE_FAMILIES", "ColumnChoice", "choose", "many_leve
 #: left out of later columns' predictors by default (module docstring)
 MANY_LEVELS = 50
 
-#: registry name -> value-part family of a numeric column
+#: registry name -> value-part family of a numeric column (a view of
+#: :data:`pseudopost.models.families.FAMILIES`)
 VALUE_FAMILIES = {
-    "normal": "normal",
-    "lognormal": "lognormal",
-    "poisson": "poisson",
-    "negative_binomial": "negative_binomial",
-    "hurdle_lognormal": "lognormal",
-    "hurdle_count": "zero_truncated_negative_binomial",
-    "grid_ordinal": "cumulative",
-    "binned": "binned",
+    f.name: f.part for f in FAMILIES.values() if f.part is not None and not f.categorical
 }
 _CATEGORICAL = ("categorical", "logistic", "dirichlet_categorical")
 

@@ -26,11 +26,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pseudopost.formats import Codebook
+from pseudopost.models.families import FAMILIES, family
 from pseudopost.models.file.bins import Bins
 from pseudopost.models.file.derived import parse_derived
 from pseudopost.models.file.grid import Grid
 from pseudopost.models.file.heaps import parse_heaps
-from pseudopost.models.registry import MODEL_NAMES
 from pseudopost.models.rules import Rule, StructuralZero
 
 __all__ = ["AUTO", "FILE_MODELS", "TRANSFORMS", "Declarations"]
@@ -39,11 +39,11 @@ __all__ = ["AUTO", "FILE_MODELS", "TRANSFORMS", "Declarations"]
 AUTO = "auto"
 #: named public transforms of a numeric predictor (``None``: as given)
 TRANSFORMS = ("log", "log1p", "identity")
-_NO_PART = frozenset({"mixture"})  # registry models without a column part
-#: model names a whole-file column accepts (the registry's names less those without a part,
-#: ``grid_ordinal``: the cumulative part over a bounded grid's points, and ``binned``: the binned
+#: model names a whole-file column accepts: the families with a column part
+#: (:data:`pseudopost.models.families.FAMILIES`: the ready models' less the mixture, and
+#: ``grid_ordinal``: the cumulative part over a bounded grid's points, ``binned``: the binned
 #: part over declared bins)
-FILE_MODELS = (*sorted((set(MODEL_NAMES) - _NO_PART) | {"grid_ordinal", "binned"}), AUTO)
+FILE_MODELS = (*sorted(f.name for f in FAMILIES.values() if f.part is not None), AUTO)
 
 
 def _names(value: object, argument: str) -> tuple[str, ...]:
@@ -300,18 +300,18 @@ class Declarations:
                     f"The model of column {col!r} must be a model name (one of "
                     f"{list(FILE_MODELS)}). Got {name!r}."
                 )
-            key = name.lower()
-            if key in _NO_PART:
-                raise ValueError(
-                    f"The model {name!r} of column {col!r} has no column part in a whole-file "
-                    f"synthesizer; choose one of {list(FILE_MODELS)}."
-                )
-            if key not in FILE_MODELS:
+            fam = AUTO if name.lower() == AUTO else family(name)
+            if fam is None:
                 raise ValueError(
                     f"Unknown model name {name!r} for column {col!r}; expected one of "
                     f"{list(FILE_MODELS)}."
                 )
-            mods[col] = key
+            if fam != AUTO and fam.part is None:
+                raise ValueError(
+                    f"The model {name!r} of column {col!r} has no column part in a whole-file "
+                    f"synthesizer; choose one of {list(FILE_MODELS)}."
+                )
+            mods[col] = fam if fam == AUTO else fam.name
         codes = {}
         if codebook is not None:
             codes.update({c: tuple(v) for c, v in codebook.missing_codes.items()})

@@ -38,10 +38,11 @@ NumPy in, NumPy out:
   layer, not a method: models sit below fitting and never import it).
 * :meth:`Part.loglik` ``(draws, data, records)``: the per-record log-likelihood (0 where not
   active) of a block of draws, computed per distinct pattern and gathered per record.
-* :meth:`Part.sample` ``(params, X, u)``: synthesis by inversion, the ready model's
-  ``sample_outcome`` for the same uniforms.
-* :meth:`Part.pymc_model` ``(data, weights)``: the reference PyMC model (the ready model on the
-  active records, weighted with :func:`~pseudopost.models.weighting.weighted_model`), for tests.
+* :meth:`Part.sample` ``(params, X, u)``: synthesis by inversion; a ready model's
+  ``sample_outcome`` is its family part's (:data:`pseudopost.models.families.FAMILIES`).
+
+The reference each part is checked against, its family's ready model built as a weighted PyMC
+model on the part's active records, lives with the tests (``tests/_reference/part_models.py``).
 
 Per-record evaluation has two kinds. ``lookup`` parts (discrete outcomes) group the active
 records by (design row, outcome) *key*: :math:`f` is a table over keys per draw, looked up per
@@ -61,7 +62,6 @@ from dataclasses import KW_ONLY, dataclass
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
 
 from pseudopost.models.parts.data import (
     PartData,
@@ -433,29 +433,6 @@ class Part(ABC):
     @abstractmethod
     def sample(self, params: Mapping[str, np.ndarray], X: np.ndarray, u: np.ndarray) -> np.ndarray:
         """Outcomes (n,) by inversion from uniforms ``u`` under one draw's ``params``."""
-
-    # -- reference -------------------------------------------------------------------------
-    def ready_model(self):
-        """The ready model with the same priors (outcome ``"y"``, predictors ``x0..``)."""
-        raise NotImplementedError
-
-    def pymc_model(self, data: PartData, weights: np.ndarray):
-        """The reference PyMC model: the ready model on the active records, their likelihood
-        weighted by ``weights`` (:func:`~pseudopost.models.weighting.weighted_model`)."""
-        from pseudopost.models.base import Prepared
-        from pseudopost.models.weighting import weighted_model
-
-        data = self.check_data(data)
-        w = check_weights(weights, data.n)
-        act = data.active
-        model = self.ready_model()
-        arrays = {f"x{j}": data.X[act, j].copy() for j in range(self.p)}
-        arrays["y"] = data.y[act].copy()
-        n = int(act.sum())
-        k = getattr(self, "n_levels", None)
-        categories = {"y": tuple(range(k))} if k is not None else {}
-        prepared = Prepared(arrays, n, pd.RangeIndex(n), {}, categories)
-        return weighted_model(model.build(prepared), weights=w[act])
 
 
 class PartDensity:

@@ -113,10 +113,3 @@ class BernoulliPart(Part):
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)
         return (u > expit(-self.linear(params, X))).astype(np.float64)
-
-    def ready_model(self):
-        from pseudopost.models.binary import LogisticRegression
-
-        return LogisticRegression(
-            "y", [f"x{j}" for j in range(self.p)], prior_scale=self.prior_scale
-        )

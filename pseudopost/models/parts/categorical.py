@@ -157,10 +157,3 @@ class CategoricalPart(Part):
         probs = special.softmax(np.column_stack([np.zeros(n), eta]), axis=1)
         cdf = np.cumsum(probs, axis=-1)[..., :-1]
         return (cdf < u[:, None]).sum(axis=1).astype(np.float64)
-
-    def ready_model(self):
-        from pseudopost.models.categorical import CategoricalRegression
-
-        return CategoricalRegression(
-            "y", [f"x{j}" for j in range(self.p)], prior_scale=self.prior_scale
-        )

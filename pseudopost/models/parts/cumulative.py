@@ -280,13 +280,6 @@ class CumulativePart(OrdinalPart):
         # k (K-1 if none)
         return np.searchsorted(params["cutpoints"], eta + t, side="left").astype(np.float64)
 
-    def ready_model(self):
-        raise NotImplementedError(
-            "The cumulative part has no ready model (its prior centres differ from the ordinal "
-            "model's); its density is checked against the ordinal part's likelihood."
-        )
-
-
 @dataclass(frozen=True)
 class BinnedPart(CumulativePart):
     r"""A histogram density over public bins: the cumulative part over B declared bins

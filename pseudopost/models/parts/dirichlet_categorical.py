@@ -100,8 +100,3 @@ class DirichletCategoricalPart(Part):
         cdf = np.cumsum(params["p"], axis=-1)[..., :-1]
         cdf = np.broadcast_to(cdf, (u.size, cdf.shape[-1]))
         return (cdf < u[:, None]).sum(axis=1).astype(np.float64)
-
-    def ready_model(self):
-        from pseudopost.models.categorical import DirichletCategorical
-
-        return DirichletCategorical("y", concentration=self.concentration)

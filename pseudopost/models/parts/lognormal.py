@@ -37,10 +37,3 @@ class LogNormalPart(NormalPart):
     @staticmethod
     def transform(y: np.ndarray) -> np.ndarray:
         return np.exp(y)
-
-    def ready_model(self):
-        from pseudopost.models.regression import LogNormalRegression
-
-        return LogNormalRegression(
-            "y", [f"x{j}" for j in range(self.p)], prior_scale=self.prior_scale
-        )

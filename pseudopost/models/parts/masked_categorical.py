@@ -175,9 +175,3 @@ class MaskedCategoricalPart(CategoricalPart):
         last = self.n_levels - 1 - np.argmax(allowed[:, ::-1], axis=1)
         cdf[np.arange(self.n_levels)[None, :] >= last[:, None]] = np.inf
         return (cdf < u[:, None]).sum(axis=1).astype(np.float64)
-
-    def ready_model(self):
-        raise NotImplementedError(
-            f"Part '{self.name}': a masked categorical has no ready model; its reference is the "
-            f"SciPy computation in the tests."
-        )

@@ -124,10 +124,3 @@ class NegativeBinomialPart(Part):
         mu = np.exp(self.linear(params, X))
         phi = float(params["phi"])
         return stats.nbinom.ppf(u, phi, phi / (phi + mu))
-
-    def ready_model(self):
-        from pseudopost.models.counts import NegativeBinomialRegression
-
-        return NegativeBinomialRegression(
-            "y", [f"x{j}" for j in range(self.p)], prior_scale=self.prior_scale
-        )

@@ -113,8 +113,3 @@ class NormalPart(Part):
         params, X, u = self.check_sample_inputs(params, X, u)
         eta = self.linear(params, X)
         return self.transform(eta + float(params["sigma"]) * special.ndtri(u))
-
-    def ready_model(self):
-        from pseudopost.models.regression import NormalRegression
-
-        return NormalRegression("y", [f"x{j}" for j in range(self.p)], prior_scale=self.prior_scale)

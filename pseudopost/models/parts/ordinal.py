@@ -179,10 +179,3 @@ class OrdinalPart(Part):
         eta = X @ params["beta"] if self.p else np.zeros(u.size)
         cdf = expit(params["cutpoints"][None, :] - eta[:, None])
         return (cdf < u[:, None]).sum(axis=1).astype(np.float64)
-
-    def ready_model(self):
-        from pseudopost.models.ordinal import OrdinalRegression
-
-        return OrdinalRegression(
-            "y", [f"x{j}" for j in range(self.p)], prior_scale=self.prior_scale
-        )

@@ -76,10 +76,3 @@ class PoissonPart(Part):
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)
         return stats.poisson.ppf(u, np.exp(self.linear(params, X)))
-
-    def ready_model(self):
-        from pseudopost.models.counts import PoissonRegression
-
-        return PoissonRegression(
-            "y", [f"x{j}" for j in range(self.p)], prior_scale=self.prior_scale
-        )

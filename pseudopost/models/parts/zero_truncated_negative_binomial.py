@@ -24,7 +24,6 @@ import numpy as np
 from scipy import stats
 
 from pseudopost.models.parts._math import log1mexp
-from pseudopost.models.parts.data import PartData, check_weights
 from pseudopost.models.parts.negative_binomial import NegativeBinomialPart
 
 __all__ = ["ZeroTruncatedNegativeBinomialPart", "log_p0"]
@@ -62,39 +61,3 @@ class ZeroTruncatedNegativeBinomialPart(NegativeBinomialPart):
         p = phi / (phi + mu)
         s0 = -np.expm1(phi * np.log(p))
         return np.maximum(stats.nbinom.isf((1.0 - u) * s0, phi, p), 1.0)
-
-    def ready_model(self):
-        raise NotImplementedError(
-            "No ready model is a zero-truncated negative binomial alone; pymc_model builds "
-            "the hurdle's count part directly."
-        )
-
-    def pymc_model(self, data: PartData, weights: np.ndarray):
-        """The reference PyMC model: the hurdle negative binomial's count part (its priors;
-        log NB(y) - log(1 - NB(0)) through PyMC's ``NegativeBinomial``) on the active records,
-        weighted with :func:`~pseudopost.models.weighting.weighted_model`."""
-        import pymc as pm
-        import pytensor.tensor as pt
-
-        from pseudopost.models.weighting import weighted_model
-
-        data = self.check_data(data)
-        w = check_weights(weights, data.n)
-        act = data.active
-        s = self.prior_scale
-
-        def logp(value, mu, phi):
-            nb = pm.logp(pm.NegativeBinomial.dist(mu=mu, alpha=phi), value)
-            return nb - pt.log1mexp(-phi * pt.log1p(mu / phi))
-
-        with pm.Model(coords=self.coords()) as model:
-            eta = pm.Normal("intercept", 0.0, 2.0 * s)
-            if self.p:
-                X = pm.Data("X", data.X[act])
-                eta = eta + X @ pm.Normal("beta", 0.0, s, dims="predictor")
-            else:
-                eta = eta + pt.zeros(int(act.sum()))
-            phi = pm.Gamma("phi", alpha=2.0, beta=0.1)
-            y = pm.Data("y_data", data.y[act].astype(np.int64))
-            pm.CustomDist("y", pt.exp(eta), phi, logp=logp, observed=y, shape=y.shape)
-        return weighted_model(model, weights=w[act])

@@ -74,7 +74,7 @@ class _OtherIteration(FileModel):
 class _Unseeded(FileModel):
     def simulate(self, prepared, base, posterior, chosen, seed):
         return super().simulate(
-            prepared, base, posterior, chosen, np.random.default_rng().integers(9)
+            prepared, base, posterior, chosen, np.random.default_rng().integers(2**62)
         )
 
 

@@ -14,6 +14,8 @@ from scipy import special, stats
 from pseudopost.fitting.parts import sample_part
 from pseudopost.models.parts import CumulativePart, PartData, make_part
 
+from ..._reference.part_models import ready_model
+
 K, N = 9, 300
 
 
@@ -216,8 +218,8 @@ def test_prior_centres_span_log_k_whatever_k():
         c = make_part("cumulative", "y", (), n_levels=k).centres
         assert c.size == k - 1 and np.all(np.diff(c) > 0)
         assert c[-1] == pytest.approx(np.log(k - 1)) and c[0] == pytest.approx(-c[-1])
-    with pytest.raises(NotImplementedError, match="no ready model"):
-        make_part("cumulative", "y", (), n_levels=3).ready_model()
+    with pytest.raises(NotImplementedError, match="No ready model"):
+        ready_model(make_part("cumulative", "y", (), n_levels=3))
 
 
 def test_no_gamma_without_predictors():

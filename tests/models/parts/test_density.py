@@ -13,6 +13,8 @@ from pseudopost.fitting.sufficient import block_statistics
 from pseudopost.models import LogNormalRegression, NormalRegression
 from pseudopost.models.parts import CategoricalPart, PartData, Stats, make_part
 
+from ..._reference.part_models import pymc_model
+
 _COMPILED: dict = {}
 
 
@@ -26,7 +28,7 @@ def _pymc_functions(name, case):
     if name not in _COMPILED:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            model = case.part.pymc_model(case.data, case.weights)
+            model = pymc_model(case.part, case.data, case.weights)
             _COMPILED[name] = (
                 model,
                 model.compile_logp(mode="FAST_COMPILE"),

@@ -10,6 +10,8 @@ import pymc as pm
 import pytest
 import xarray as xr
 
+from ..._reference.part_models import pymc_model
+
 
 def _draws(part, rng, b=5):
     """b draws (constrained, leading draw axis) around the priors' support point."""
@@ -56,7 +58,7 @@ def test_loglik_equals_pymc_compute_log_likelihood(name, reference):
     post = xr.Dataset({k: (("chain", "draw", *dims.get(k, ())), v[None]) for k, v in draws.items()})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        model = part.pymc_model(data, np.ones(data.n))
+        model = pymc_model(part, data, np.ones(data.n))
         ll = pm.compute_log_likelihood(
             xr.DataTree.from_dict({"posterior": post}),
             model=model,
