@@ -821,7 +821,10 @@ def _expected_columns(synth: SynthModel, prepared: Prepared, data) -> tuple[dict
             else:
                 out[name] = dtype
         return out, pd.RangeIndex(n)
-    return {c: data[c].dtype for c in synth.columns}, data.index
+    # a whole file's prepared frame carries its own columns (its plan's): preparing a frame
+    # never changes the model
+    columns = getattr(getattr(prepared, "plan", None), "columns", None) or synth.columns
+    return {c: data[c].dtype for c in columns}, data.index
 
 
 def _check_synthesis(run, synth, base, prepared, data, src: _Source) -> list[pd.DataFrame]:

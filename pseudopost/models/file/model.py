@@ -111,24 +111,27 @@ class FileModel(SynthModel):
                 f"'declarations' must be a Declarations. Got {type(declarations).__name__}."
             )
         self.declarations = declarations
-        self._order: tuple[str, ...] = ()
-        self._columns: tuple[str, ...] = ()
 
     def __repr__(self) -> str:
         return f"FileModel({self.declarations!r})"
 
     @property
     def observed(self) -> tuple[str, ...]:  # type: ignore[override]
-        """Synthesized columns in visit order (known once data are prepared)."""
-        return self._order or tuple(self.declarations.order or ())
+        """The declared visit order (empty when none is declared). A prepared frame's own
+        visit order and columns are its plan's, ``prepared.plan.order`` and ``.columns``:
+        :meth:`prepare` never changes the model, so one model serves any number of frames."""
+        return tuple(self.declarations.order or ())
 
     @property
     def columns(self) -> list[str]:
-        return list(self._columns)
+        """The declared columns (the visit order and the kept columns); a prepared frame's
+        are ``prepared.plan.columns``."""
+        return list(dict.fromkeys([*self.observed, *self.declarations.keep]))
 
     # ------------------------------------------------------------------ data
     def prepare(self, data: pd.DataFrame | None) -> FilePrepared:
-        """Check the frame against the declarations and plan every column (nothing fitted)."""
+        """Check the frame against the declarations and plan every column (nothing fitted; the
+        model itself is not changed)."""
         if data is None:
             raise ValueError("A whole-file model needs the frame to synthesize.")
         check_frame(data, "data", min_rows=2)
@@ -146,8 +149,6 @@ class FileModel(SynthModel):
                     ).astype(np.float64)
                 else:
                     arrays[c.name] = np.asarray(c.values, dtype=np.float64)
-        self._order = plan.order
-        self._columns = plan.columns
         return FilePrepared(plan, arrays)
 
     @staticmethod

@@ -159,3 +159,19 @@ def test_a_parts_model_of_another_class_takes_the_parts_path(frame):
     with pytest.raises(ValueError, match="not available for it"):
         PseudoPosterior(model, likelihood="full")
     _assert_complete(check_model(model, frame, draws="points", seed=3))
+
+
+def test_prepare_never_changes_the_model(frame):
+    """One model serves any number of frames: preparing one leaves the model as it was, and
+    each prepared frame carries its own visit order and columns."""
+    import copy
+
+    model = FileModel(keep=["region"])
+    before = copy.deepcopy(vars(model))
+    first = model.prepare(frame)
+    second = model.prepare(frame.drop(columns=["health"]))
+    assert vars(model).keys() == before.keys()
+    assert model.declarations == before["declarations"]
+    assert (model.observed, model.columns) == ((), ["region"])
+    assert "health" in first.plan.order and "health" not in second.plan.order
+    assert "region" in first.plan.kept
