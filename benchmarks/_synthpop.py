@@ -24,7 +24,8 @@ import subprocess
 import tempfile
 import textwrap
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,6 +90,22 @@ def _write_codes(frame: pd.DataFrame, codes: Mapping[str, Sequence[float]] | Non
         j = list(frame.columns).index(col) + 1
         lines += [f"V{j}\t{float(v)!r}" for v in values]
     path.write_text("\n".join(lines) + ("\n" if lines else ""))
+
+
+@contextmanager
+def _pair_folder(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    cont_na: Mapping[str, Sequence[float]] | None,
+) -> Iterator[Path]:
+    """A temporary folder holding ``real`` and ``synthetic`` (as :func:`_write` codes them) and
+    ``real``'s cont.na codes, for one ``Rscript`` call."""
+    with tempfile.TemporaryDirectory(prefix="synthpop_") as tmp:
+        folder = Path(tmp)
+        _write(real, folder, "real")
+        _write(synthetic, folder, "syn")
+        _write_codes(real, cont_na, folder / "codes.tsv")
+        yield folder
 
 
 _R_COMMON = textwrap.dedent(
@@ -218,11 +235,7 @@ def utility_gen(
         return None
     if list(real.columns) != list(synthetic.columns):
         raise ValueError("'real' and 'synthetic' must have the same columns in the same order.")
-    with tempfile.TemporaryDirectory(prefix="synthpop_") as tmp:
-        folder = Path(tmp)
-        _write(real, folder, "real")
-        _write(synthetic, folder, "syn")
-        _write_codes(real, cont_na, folder / "codes.tsv")
+    with _pair_folder(real, synthetic, cont_na) as folder:
         script = textwrap.dedent(
             """
             d <- rd("real"); s <- rd("syn")
@@ -263,11 +276,7 @@ def disclosure(
     if not synthpop_available():
         return None
     cols = list(real.columns)
-    with tempfile.TemporaryDirectory(prefix="synthpop_") as tmp:
-        folder = Path(tmp)
-        _write(real, folder, "real")
-        _write(synthetic[cols], folder, "syn")
-        _write_codes(real, cont_na, folder / "codes.tsv")
+    with _pair_folder(real, synthetic[cols], cont_na) as folder:
         key_names = ",".join(f"V{cols.index(k) + 1}" for k in keys)
         script = textwrap.dedent(
             """
@@ -318,11 +327,7 @@ def compare_fit(
         raise ValueError("'real' and 'synthetic' must have the same columns in the same order.")
     v = {c: f"V{j + 1}" for j, c in enumerate(cols)}
     formula = f"{v[outcome]} ~ {' + '.join(v[p] for p in predictors)}"
-    with tempfile.TemporaryDirectory(prefix="synthpop_") as tmp:
-        folder = Path(tmp)
-        _write(real, folder, "real")
-        _write(synthetic, folder, "syn")
-        _write_codes(real, None, folder / "codes.tsv")
+    with _pair_folder(real, synthetic, None) as folder:
         script = textwrap.dedent(
             """
             d <- rd("real"); s <- rd("syn")

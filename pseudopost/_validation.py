@@ -19,15 +19,28 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_probability",
+    "check_real",
 ]
+
+
+def _as_float(value: float, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"The '{name}' parameter must be a real number. Got {value!r}.") from None
+
+
+def check_real(value: float, name: str) -> float:
+    """A real number, not NaN (infinite allowed)."""
+    v = _as_float(value, name)
+    if np.isnan(v):
+        raise ValueError(f"The '{name}' parameter must not be NaN. Got {value!r}.")
+    return v
 
 
 def check_positive(value: float, name: str, *, strict: bool = True) -> float:
     """A finite real > 0 (or >= 0 with ``strict=False``)."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"The '{name}' parameter must be a real number. Got {value!r}.") from None
+    v = _as_float(value, name)
     ok = np.isfinite(v) and (v > 0 if strict else v >= 0)
     if not ok:
         bound = "(0, inf)" if strict else "[0, inf)"
@@ -41,10 +54,7 @@ def check_in_interval(
     value: float, name: str, low: float, high: float, *, closed: str = "both"
 ) -> float:
     """A real in the interval from ``low`` to ``high``; ``closed`` in {both, left, right, neither}."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"The '{name}' parameter must be a real number. Got {value!r}.") from None
+    v = _as_float(value, name)
     lo_ok = v >= low if closed in ("both", "left") else v > low
     hi_ok = v <= high if closed in ("both", "right") else v < high
     if not (np.isfinite(v) and lo_ok and hi_ok):

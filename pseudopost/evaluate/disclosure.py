@@ -55,13 +55,24 @@ import pandas as pd
 __all__ = ["attribute_risk", "identification_risk", "match_risk", "synthetic_attribute_risk"]
 
 
-def _check(real: pd.DataFrame, synthetic: pd.DataFrame, cols: Sequence[str], radius: float):
+def _check(
+    real: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    cols: Sequence[str],
+    radius: float,
+    *,
+    paired: bool = True,
+) -> None:
+    """Frames with ``cols``, a finite ``radius`` >= 0, and one synthetic row per real record
+    (``paired``) or at least one row each (fully synthetic data)."""
     if not isinstance(real, pd.DataFrame) or not isinstance(synthetic, pd.DataFrame):
         raise TypeError("'real' and 'synthetic' must be pandas DataFrames.")
-    if len(real) != len(synthetic):
+    if paired and len(real) != len(synthetic):
         raise ValueError(
             f"'synthetic' must have one row per real record ({len(real)}); got {len(synthetic)}."
         )
+    if not paired and (len(real) == 0 or len(synthetic) == 0):
+        raise ValueError("'real' and 'synthetic' must have at least one row each.")
     for c in cols:
         for name, frame in (("real", real), ("synthetic", synthetic)):
             if c not in frame.columns:
@@ -70,12 +81,18 @@ def _check(real: pd.DataFrame, synthetic: pd.DataFrame, cols: Sequence[str], rad
         raise ValueError(f"The 'radius' parameter must be a finite float >= 0. Got {radius!r}.")
 
 
-def _key_groups(real: pd.DataFrame, synthetic: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
-    """Boolean (n_real, n_syn) matrix: synthetic row j has the keys of real row i."""
+def _paired(
+    real: pd.DataFrame, synthetic: pd.DataFrame, keys: Sequence[str], column: str, radius: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Checked inputs: the real and synthetic ``column`` as floats and the boolean
+    (n_real, n_syn) matrix of synthetic row j having the keys of real row i."""
+    _check(real, synthetic, [*keys, column], radius)
+    y = real[column].to_numpy(dtype=float)
+    ys = synthetic[column].to_numpy(dtype=float)
     same = np.ones((len(real), len(synthetic)), dtype=bool)
     for k in keys:
         same &= real[k].to_numpy()[:, None] == synthetic[k].to_numpy()[None, :]
-    return same
+    return y, ys, same
 
 
 def identification_risk(
@@ -86,11 +103,7 @@ def identification_risk(
     radius: float = 0.1,
 ) -> dict[str, float]:
     """Expected match risk and true match rate (see the module docstring)."""
-    keys = list(keys)
-    _check(real, synthetic, [*keys, outcome], radius)
-    y = real[outcome].to_numpy(dtype=float)
-    ys = synthetic[outcome].to_numpy(dtype=float)
-    match = _key_groups(real, synthetic, keys)
+    y, ys, match = _paired(real, synthetic, list(keys), outcome, radius)
     match &= np.abs(ys[None, :] - y[:, None]) <= radius * np.abs(y)[:, None]
     c = match.sum(axis=1)
     t = np.diagonal(match)
@@ -107,11 +120,7 @@ def attribute_risk(
     radius: float = 0.1,
 ) -> dict[str, float]:
     """Share of records whose sensitive value is guessed within ``radius`` (see module doc)."""
-    keys = list(keys)
-    _check(real, synthetic, [*keys, sensitive], radius)
-    y = real[sensitive].to_numpy(dtype=float)
-    ys = synthetic[sensitive].to_numpy(dtype=float)
-    same = _key_groups(real, synthetic, keys)
+    y, ys, same = _paired(real, synthetic, list(keys), sensitive, radius)
     guess = np.array([np.median(ys[row]) if row.any() else np.nan for row in same])
     close = np.abs(guess - y) <= radius * np.abs(y)
     base = np.abs(np.median(ys) - y) <= radius * np.abs(y)
@@ -151,19 +160,6 @@ def _key_match_blocks(
         yield sl, same
 
 
-def _check_full(real, synthetic, cols, radius) -> None:
-    if not isinstance(real, pd.DataFrame) or not isinstance(synthetic, pd.DataFrame):
-        raise TypeError("'real' and 'synthetic' must be pandas DataFrames.")
-    if len(real) == 0 or len(synthetic) == 0:
-        raise ValueError("'real' and 'synthetic' must have at least one row each.")
-    for c in cols:
-        for name, frame in (("real", real), ("synthetic", synthetic)):
-            if c not in frame.columns:
-                raise ValueError(f"Column {c!r} is missing from '{name}'.")
-    if not (np.isfinite(radius) and radius >= 0):
-        raise ValueError(f"The 'radius' parameter must be a finite float >= 0. Got {radius!r}.")
-
-
 def match_risk(
     real: pd.DataFrame, synthetic: pd.DataFrame, keys: Sequence[str], radius: float = 0.1
 ) -> dict[str, float]:
@@ -171,7 +167,7 @@ def match_risk(
     keys = list(keys)
     if not keys:
         raise ValueError("The 'keys' argument must name at least one column.")
-    _check_full(real, synthetic, keys, radius)
+    _check(real, synthetic, keys, radius, paired=False)
     c = np.zeros(len(synthetic), dtype=np.int64)
     matched = np.zeros(len(real), dtype=bool)
     for sl, same in _key_match_blocks(real, synthetic, keys, radius):
@@ -203,7 +199,7 @@ def synthetic_attribute_risk(
         raise ValueError("The 'keys' argument must name at least one column.")
     if sensitive in keys:
         raise ValueError(f"The sensitive column {sensitive!r} cannot also be a key.")
-    _check_full(real, synthetic, [*keys, sensitive], radius)
+    _check(real, synthetic, [*keys, sensitive], radius, paired=False)
     numeric = pd.api.types.is_numeric_dtype(real[sensitive]) and not (
         pd.api.types.is_bool_dtype(real[sensitive])
     )

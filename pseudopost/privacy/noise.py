@@ -178,25 +178,28 @@ def _opendp_vector(kind: str, values: np.ndarray, scale: float) -> np.ndarray:
     return np.asarray(meas(flat.tolist()), dtype=float).reshape(np.shape(values))
 
 
+def _add_noise(
+    kind: str, values: np.ndarray | float, scale: float, seed: SeedLike, backend: Backend
+) -> np.ndarray:
+    """``values`` plus ``kind`` ("gaussian" or "laplace") noise of the checked ``scale``."""
+    _check_backend(backend)
+    v = np.asarray(values, dtype=float)
+    if backend == "opendp":
+        return _opendp_vector(kind, v, scale)
+    rng = as_generator(seed)
+    draw = rng.normal if kind == "gaussian" else rng.laplace
+    return v + draw(0.0, scale, size=v.shape)
+
+
 def gaussian_noise(
     values: np.ndarray | float, sigma: float, seed: SeedLike = None, backend: Backend = "numpy"
 ) -> np.ndarray:
     """``values + N(0, sigma^2 I)``; the input array is not modified."""
-    s = check_positive(sigma, "sigma")
-    _check_backend(backend)
-    v = np.asarray(values, dtype=float)
-    if backend == "opendp":
-        return _opendp_vector("gaussian", v, s)
-    return v + as_generator(seed).normal(0.0, s, size=v.shape)
+    return _add_noise("gaussian", values, check_positive(sigma, "sigma"), seed, backend)
 
 
 def laplace_noise(
     values: np.ndarray | float, scale: float, seed: SeedLike = None, backend: Backend = "numpy"
 ) -> np.ndarray:
     """``values + Laplace(0, scale)`` coordinate-wise; the input array is not modified."""
-    b = check_positive(scale, "scale")
-    _check_backend(backend)
-    v = np.asarray(values, dtype=float)
-    if backend == "opendp":
-        return _opendp_vector("laplace", v, b)
-    return v + as_generator(seed).laplace(0.0, b, size=v.shape)
+    return _add_noise("laplace", values, check_positive(scale, "scale"), seed, backend)

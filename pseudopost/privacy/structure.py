@@ -37,7 +37,12 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import special
 
-from pseudopost._validation import check_in_interval, check_positive, check_positive_int
+from pseudopost._validation import (
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    check_real,
+)
 from pseudopost.models.file.screen import OUTER_BOUND as _SCREEN_BOUND
 from pseudopost.privacy import noise
 
@@ -86,14 +91,18 @@ def _check_rng(rng: object) -> np.random.Generator:
     return rng
 
 
-def _check_values(values: object) -> np.ndarray:
-    """1-d finite floats, returned as a float64 array (the input is not modified)."""
+def _float_array(x: object, name: str) -> np.ndarray:
     try:
-        v = np.asarray(values, dtype=float)
+        return np.asarray(x, dtype=float)
     except (TypeError, ValueError):
         raise TypeError(
-            f"The 'values' argument must be a 1-d array of real numbers. Got {type(values).__name__}."
+            f"The '{name}' argument must be a 1-d array of real numbers. Got {type(x).__name__}."
         ) from None
+
+
+def _check_values(values: object) -> np.ndarray:
+    """1-d finite floats, returned as a float64 array (the input is not modified)."""
+    v = _float_array(values, "values")
     if v.ndim != 1:
         raise ValueError(f"The 'values' argument must be 1-d. Got an array of shape {v.shape}.")
     bad = ~np.isfinite(v)
@@ -108,13 +117,7 @@ def _check_values(values: object) -> np.ndarray:
 
 def _check_candidates(candidates: object) -> np.ndarray:
     """A non-empty, finite, strictly increasing 1-d float array."""
-    try:
-        c = np.asarray(candidates, dtype=float)
-    except (TypeError, ValueError):
-        raise TypeError(
-            f"The 'candidates' argument must be a 1-d array of real numbers. "
-            f"Got {type(candidates).__name__}."
-        ) from None
+    c = _float_array(candidates, "candidates")
     if c.ndim != 1 or c.size == 0:
         raise ValueError(
             f"The 'candidates' argument must be a non-empty 1-d array. Got shape {c.shape}."
@@ -159,16 +162,6 @@ def _check_count(count: object, name: str = "count") -> int:
     return int(count)
 
 
-def _check_bound(value: object, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"The '{name}' parameter must be a real number. Got {value!r}.") from None
-    if math.isnan(v):
-        raise ValueError(f"The '{name}' parameter must not be NaN. Got {value!r}.")
-    return v
-
-
 # --------------------------------------------------------------------------- candidate grids
 
 
@@ -211,7 +204,7 @@ def candidate_grid(
     """
     if not isinstance(integer, (bool, np.bool_)):
         raise TypeError(f"The 'integer' parameter must be a bool. Got {integer!r}.")
-    lo, hi = _check_bound(low, "low"), _check_bound(high, "high")
+    lo, hi = check_real(low, "low"), check_real(high, "high")
     if lo > hi:
         raise ValueError(
             f"The 'low' parameter must be <= 'high'. Got low={low!r} and high={high!r}."

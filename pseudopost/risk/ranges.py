@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pseudopost._validation import check_in_interval
+from pseudopost._validation import check_in_interval, check_real
 
 __all__ = [
     "AdditiveRange",
@@ -37,16 +37,6 @@ __all__ = [
     "SensitiveRange",
     "TailRange",
 ]
-
-
-def _real(value: float, name: str) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"'{name}' must be a real number. Got {value!r}.") from None
-    if np.isnan(v):
-        raise ValueError(f"'{name}' must not be NaN.")
-    return v
 
 
 class SensitiveRange(ABC):
@@ -92,7 +82,7 @@ class MultiplicativeRange(SensitiveRange):
     b: float
 
     def __post_init__(self) -> None:
-        a, b = _real(self.a, "a"), _real(self.b, "b")
+        a, b = check_real(self.a, "a"), check_real(self.b, "b")
         if a > b:
             raise ValueError(f"MultiplicativeRange needs a <= b; got a={a}, b={b}.")
         if not (0 <= a <= 1 <= b):
@@ -115,7 +105,7 @@ class AdditiveRange(SensitiveRange):
 
     def __post_init__(self) -> None:
         for name in ("below", "above"):
-            if _real(getattr(self, name), name) < 0:
+            if check_real(getattr(self, name), name) < 0:
                 raise ValueError(
                     f"AdditiveRange offset '{name}' must be >= 0; got {getattr(self, name)}."
                 )

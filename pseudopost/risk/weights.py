@@ -138,8 +138,8 @@ def risk_weights(
 
 
 def _checked(alpha, groups, share, name: str):
-    """(weights, ``share`` as a float in [0, 1], [(levels, active)] per grouping), checked for
-    :func:`level_floor` and :func:`level_rake`."""
+    """(weights, ``share`` as a float in [0, 1], [(levels, active)] per grouping that has a
+    record), checked for :func:`level_floor` and :func:`level_rake`."""
     a = np.asarray(alpha, dtype=float)
     if a.ndim != 1 or np.any(~np.isfinite(a)) or np.any((a < 0) | (a > 1)):
         raise ValueError("'alpha' must be a vector of weights in [0, 1].")
@@ -150,7 +150,8 @@ def _checked(alpha, groups, share, name: str):
     for g in arrays:
         if np.shape(g) != a.shape:
             raise ValueError(f"Each grouping must have one level per record ({a.size}).")
-    return a, f, [(np.asarray(g, dtype=np.int64), np.asarray(g) >= 0) for g in arrays]
+    coded = [(np.asarray(g, dtype=np.int64), np.asarray(g) >= 0) for g in arrays]
+    return a, f, [(g, on) for g, on in coded if on.any()]
 
 
 def level_floor(
@@ -212,11 +213,9 @@ def level_floor(
     for _ in range(max_passes):
         worst = 0.0
         for g, on in coded:
-            if not on.any():
-                continue
             target = f * out[on].mean()
-            n_k = np.bincount(g[on], minlength=1)
-            mean_k = np.bincount(g[on], weights=out[on], minlength=n_k.size) / np.maximum(n_k, 1)
+            n_k, s_k = _level_totals(out, g, on)
+            mean_k = s_k / np.maximum(n_k, 1)
             for k in np.flatnonzero((n_k > 0) & (mean_k < target * (1.0 - tol))):
                 members = on & (g == k)
                 out[members] = _raise_mean(out[members], target)
@@ -299,8 +298,6 @@ def level_rake(
     for _ in range(max_passes):
         worst = 0.0
         for g, on in coded:
-            if not on.any():
-                continue
             n_k, s_k = _level_totals(out, g, on)
             ok = (n_k > 0) & (s_k > 0)
             if np.count_nonzero(ok) < 2:
@@ -331,8 +328,6 @@ def _within_noise(w: np.ndarray, coded, noise: float) -> bool:
     total weight W of ``w`` is at most ``noise`` times its K - 1 (:func:`level_rake`)."""
     total = float(w.sum())
     for g, on in coded:
-        if not on.any():
-            continue
         n_k, s_k = _level_totals(w, g, on)
         ok = n_k > 0
         if np.count_nonzero(ok) < 2 or s_k[ok].sum() <= 0:

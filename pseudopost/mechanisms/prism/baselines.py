@@ -13,27 +13,19 @@ r"""The PRISM paper's internal baselines (section 7, appendix C.2).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pseudopost._cards import ReleaseCard
-from pseudopost._rng import SeedLike, as_generator
-from pseudopost._validation import (
-    check_frame,
-    check_in_interval,
-    check_positive,
-    check_positive_int,
-    check_probability,
-)
+from pseudopost._rng import as_generator
+from pseudopost._validation import check_frame, check_positive_int
 from pseudopost.mechanisms.prism.budget import LedgerEntry, PrivacyLedger
 from pseudopost.mechanisms.prism.core import PRISM
-from pseudopost.mechanisms.prism.discretize import fit_encoding
+from pseudopost.mechanisms.prism.discretize import encode_frame
 from pseudopost.mechanisms.prism.measure import measure_marginal, replace_one_l2
 from pseudopost.mechanisms.prism.naive_bayes import fit_naive_bayes
-from pseudopost.mechanisms.prism.release import prism_statement
+from pseudopost.mechanisms.prism.release import MarginalEstimator, prism_statement
 from pseudopost.privacy.noise import gaussian_sigma
 from pseudopost.privacy.statement import PrivacyStatement
 
@@ -110,26 +102,10 @@ class CorrelationTopK(PRISM):
         )
 
 
-class IndependenceOnly(ReleaseCard):
+class IndependenceOnly(MarginalEstimator):
     """Every 1-way marginal with Gaussian noise; columns drawn independently."""
 
-    def __init__(
-        self,
-        epsilon: float,
-        delta: float | None = None,
-        *,
-        bins: Mapping[str, Any] | None = None,
-        bounds: Mapping[str, tuple[float, float]] | None = None,
-        domain: Mapping[str, Sequence] | None = None,
-        bins_fraction: float = 0.05,
-        seed: SeedLike = None,
-    ) -> None:
-        self.epsilon = check_positive(epsilon, "epsilon")
-        self.delta = None if delta is None else check_probability(delta, "delta")
-        self.bins, self.bounds, self.domain, self.seed = bins, bounds, domain, seed
-        self.bins_fraction = check_in_interval(
-            bins_fraction, "bins_fraction", 0.0, 1.0, closed="neither"
-        )
+    _mechanism = "IndependenceOnly"
 
     def fit(self, frame: pd.DataFrame) -> IndependenceOnly:
         """Measure the 1-way marginals of ``frame`` (not modified)."""
@@ -139,26 +115,14 @@ class IndependenceOnly(ReleaseCard):
         rng = as_generator(self.seed)
         dp_bins = any(isinstance(b, (int, np.integer)) for b in (self.bins or {}).values())
         eps_bins = self.epsilon * self.bins_fraction if dp_bins else 0.0
-        enc, dp_cols = fit_encoding(
+        enc, entries = encode_frame(
             frame,
-            list(frame.columns),
             bins=self.bins,
             bounds=self.bounds,
             domain=self.domain,
-            epsilon=eps_bins if dp_bins else None,
+            epsilon=eps_bins,
             seed=rng.spawn(1)[0],
         )
-        entries = [
-            LedgerEntry(
-                f"bins:{c}",
-                "bins",
-                "laplace",
-                eps_bins / len(dp_cols),
-                0.0,
-                (eps_bins / len(dp_cols)) ** 2 / 2,
-            )
-            for c in dp_cols
-        ]
         codes, sizes = enc.encode(frame), enc.sizes
         d = len(enc.names)
         eps_q, delta_q = (self.epsilon - eps_bins) / d, delta / d
@@ -191,30 +155,11 @@ class IndependenceOnly(ReleaseCard):
         self._sample_rng = rng.spawn(1)[0]
         return self
 
-    def _card_details(self) -> list[tuple[str, str]]:
-        if not hasattr(self, "ledger_"):
-            return [("state", "not fitted")]
-        return [("released", f"the noisy 1-way marginals of {', '.join(self.columns_)}")]
-
-    def _fitted(self) -> None:
-        if not hasattr(self, "ledger_"):
-            raise RuntimeError("This IndependenceOnly instance is not fitted yet; call fit().")
-
-    def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
-        """``n`` records with independent columns, in the frame's columns and dtypes."""
-        self._fitted()
-        n = check_positive_int(n, "n")
-        rng = as_generator(self._sample_rng.spawn(1)[0] if seed is None else seed)
-        codes = self.model_.sample(n, rng.spawn(1)[0])
-        return self.encoding_.decode(codes, rng.spawn(1)[0])[list(self.columns_)]
+    def _released(self) -> str:
+        return f"the noisy 1-way marginals of {', '.join(self.columns_)}"
 
     @property
     def privacy_statement(self) -> PrivacyStatement:
         """Global (epsilon, delta)-DP of the whole release under replace-one neighbours (basic
         composition of the 1-way Gaussian measurements); equal to ``privacy_report()``'s."""
         return prism_statement("independence", self.privacy_report(), self.encoding_)
-
-    def privacy_report(self) -> dict[str, object]:
-        """Both accountings of the 1-way release."""
-        self._fitted()
-        return {"mechanism": "IndependenceOnly", **self.ledger_.summary()}

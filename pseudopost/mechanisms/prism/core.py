@@ -66,7 +66,7 @@ from pseudopost.mechanisms.prism.budget import (
     epsilon_to_rho,
     split_pools,
 )
-from pseudopost.mechanisms.prism.discretize import Encoding, fit_encoding
+from pseudopost.mechanisms.prism.discretize import Encoding, encode_frame
 from pseudopost.mechanisms.prism.measure import (
     MarginalMeasurement,
     measure_marginal,
@@ -284,22 +284,16 @@ class PRISM:
             fractions=self.pools,
             bins_fraction=self.bins_fraction if dp_bins else 0.0,
         )
-        entries: list[LedgerEntry] = []
 
         # step 0: coding (DP bins are a Laplace release)
-        eps_bins = self._pure_eps(pools.get("bins", 0.0))
-        encoding, dp_cols = fit_encoding(
+        encoding, entries = encode_frame(
             frame,
-            list(frame.columns),
             bins=self.bins,
             bounds=self.bounds,
             domain=self.domain,
-            epsilon=eps_bins if dp_bins else None,
+            epsilon=self._pure_eps(pools.get("bins", 0.0)),
             seed=rng.spawn(1)[0],
         )
-        for c in dp_cols:
-            e = eps_bins / len(dp_cols)
-            entries.append(LedgerEntry(f"bins:{c}", "bins", "laplace", e, 0.0, e**2 / 2))
         codes, sizes = encoding.encode(frame), encoding.sizes
 
         # step 1: features S

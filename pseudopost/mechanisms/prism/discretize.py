@@ -32,10 +32,11 @@ import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive, check_positive_int
+from pseudopost.mechanisms.prism.budget import LedgerEntry
 from pseudopost.models.columns import ColumnInfo, decode_column
 from pseudopost.privacy.noise import laplace_noise
 
-__all__ = ["ColumnCoding", "Encoding", "dp_quantile_edges", "fit_encoding"]
+__all__ = ["ColumnCoding", "Encoding", "dp_quantile_edges", "encode_frame", "fit_encoding"]
 
 _FINE_CELLS = 256
 _MAX_UNIT_CELLS = 512
@@ -251,3 +252,34 @@ def fit_encoding(
             src = "public" if c in domain else "data (assumed public)"
             coded.append(ColumnCoding(c, "categorical", levels=levels, source=src, dtype=s.dtype))
     return Encoding(tuple(coded)), dp_cols
+
+
+def encode_frame(
+    frame: pd.DataFrame,
+    *,
+    bins: Mapping[str, int | Sequence[float]] | None,
+    bounds: Mapping[str, tuple[float, float]] | None,
+    domain: Mapping[str, Sequence] | None,
+    epsilon: float,
+    seed: SeedLike = None,
+) -> tuple[Encoding, list[LedgerEntry]]:
+    r""":func:`fit_encoding` of every column of ``frame`` and the ledger entries of its DP bins.
+
+    ``epsilon`` is the DP bins' share (unused when no column has DP bins); each of the :math:`k`
+    DP-binned columns is a Laplace release at :math:`\varepsilon/k`, charged
+    :math:`\rho = (\varepsilon/k)^2/2` under zCDP.
+    """
+    encoding, dp_cols = fit_encoding(
+        frame,
+        list(frame.columns),
+        bins=bins,
+        bounds=bounds,
+        domain=domain,
+        epsilon=epsilon,
+        seed=seed,
+    )
+    entries: list[LedgerEntry] = []
+    for c in dp_cols:
+        e = epsilon / len(dp_cols)
+        entries.append(LedgerEntry(f"bins:{c}", "bins", "laplace", e, 0.0, e**2 / 2))
+    return encoding, entries

@@ -33,17 +33,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, as_generator
-from pseudopost._validation import (
-    check_frame,
-    check_in_interval,
-    check_positive,
-    check_positive_int,
-    check_probability,
-)
+from pseudopost._validation import check_frame, check_positive, check_positive_int
 from pseudopost.mechanisms.prism.budget import LedgerEntry, PrivacyLedger, epsilon_to_rho
-from pseudopost.mechanisms.prism.discretize import fit_encoding
+from pseudopost.mechanisms.prism.discretize import encode_frame
 from pseudopost.mechanisms.prism.measure import (
     marginal_probabilities,
     measure_marginal,
@@ -51,7 +44,7 @@ from pseudopost.mechanisms.prism.measure import (
 )
 from pseudopost.mechanisms.prism.naive_bayes import project_simplex
 from pseudopost.mechanisms.prism.pgm import fit_pgm
-from pseudopost.mechanisms.prism.release import prism_statement
+from pseudopost.mechanisms.prism.release import MarginalEstimator, prism_statement
 from pseudopost.mechanisms.prism.selection import exponential_spanning_tree
 from pseudopost.privacy.noise import gaussian_epsilon, zcdp_sigma
 from pseudopost.privacy.statement import PrivacyStatement
@@ -59,8 +52,10 @@ from pseudopost.privacy.statement import PrivacyStatement
 __all__ = ["MST"]
 
 
-class MST(ReleaseCard):
+class MST(MarginalEstimator):
     """MST synthesizer (replace-one, zCDP accounting converted to (epsilon, delta))."""
+
+    _mechanism = "MST"
 
     def __init__(
         self,
@@ -75,15 +70,17 @@ class MST(ReleaseCard):
         tol: float | None = 1e-2,
         seed: SeedLike = None,
     ) -> None:
-        self.epsilon = check_positive(epsilon, "epsilon")
-        self.delta = None if delta is None else check_probability(delta, "delta")
-        self.bins, self.bounds, self.domain = bins, bounds, domain
-        self.bins_fraction = check_in_interval(
-            bins_fraction, "bins_fraction", 0.0, 1.0, closed="neither"
+        super().__init__(
+            epsilon,
+            delta,
+            bins=bins,
+            bounds=bounds,
+            domain=domain,
+            bins_fraction=bins_fraction,
+            seed=seed,
         )
         self.iters = check_positive_int(iters, "iters")
         self.tol = None if tol is None else check_positive(tol, "tol")
-        self.seed = seed
 
     def fit(self, frame: pd.DataFrame) -> MST:
         """Run MST on ``frame`` (not modified)."""
@@ -94,20 +91,14 @@ class MST(ReleaseCard):
         rho = epsilon_to_rho(self.epsilon, delta)
         dp_bins = [c for c, b in (self.bins or {}).items() if isinstance(b, (int, np.integer))]
         rho_bins = rho * self.bins_fraction if dp_bins else 0.0
-        entries: list[LedgerEntry] = []
-        eps_bins = float(np.sqrt(2 * rho_bins))
-        enc, dp_cols = fit_encoding(
+        enc, entries = encode_frame(
             frame,
-            list(frame.columns),
             bins=self.bins,
             bounds=self.bounds,
             domain=self.domain,
-            epsilon=eps_bins if dp_bins else None,
+            epsilon=float(np.sqrt(2 * rho_bins)),
             seed=rng.spawn(1)[0],
         )
-        for c in dp_cols:
-            e = eps_bins / len(dp_cols)
-            entries.append(LedgerEntry(f"bins:{c}", "bins", "laplace", e, 0.0, e**2 / 2))
         codes, sizes, cols = enc.encode(frame), enc.sizes, enc.names
         third = (rho - rho_bins) / 3
         sens = replace_one_l2(n)
@@ -159,31 +150,14 @@ class MST(ReleaseCard):
         self._sample_rng = rng.spawn(1)[0]
         return self
 
-    def _card_details(self) -> list[tuple[str, str]]:
-        if not hasattr(self, "ledger_"):
-            return [("state", "not fitted")]
-        return [("released", f"{len(self.measurements_)} noisy marginals (a maximum spanning "
-                             f"tree's) of the columns {', '.join(self.columns_)}")]  # fmt: skip
-
-    def _fitted(self) -> None:
-        if not hasattr(self, "ledger_"):
-            raise RuntimeError("This MST instance is not fitted yet; call fit(frame) first.")
-
-    def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
-        """``n`` synthetic records in the frame's columns and dtypes (post-processing)."""
-        self._fitted()
-        n = check_positive_int(n, "n")
-        rng = as_generator(self._sample_rng.spawn(1)[0] if seed is None else seed)
-        codes = self.model_.sample(n, rng.spawn(1)[0])
-        return self.encoding_.decode(codes, rng.spawn(1)[0])[list(self.columns_)]
+    def _released(self) -> str:
+        return (
+            f"{len(self.measurements_)} noisy marginals (a maximum spanning tree's) of the "
+            f"columns {', '.join(self.columns_)}"
+        )
 
     @property
     def privacy_statement(self) -> PrivacyStatement:
         """Global (epsilon, delta)-DP of the whole release under replace-one neighbours (zCDP of
         every step, converted once); equal to ``privacy_report()["epsilon"]`` and ``["delta"]``."""
         return prism_statement("mst", self.privacy_report(), self.encoding_)
-
-    def privacy_report(self) -> dict[str, object]:
-        """Both accountings of the MST release."""
-        self._fitted()
-        return {"mechanism": "MST", **self.ledger_.summary()}

@@ -8,22 +8,28 @@ naive Bayes) is post-processing of these and is stored alongside for sampling.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
+import numpy as np
 import pandas as pd
 
 from pseudopost._cards import ReleaseCard
 from pseudopost._rng import SeedLike, as_generator
-from pseudopost._validation import check_positive_int
+from pseudopost._validation import (
+    check_in_interval,
+    check_positive,
+    check_positive_int,
+    check_probability,
+)
 from pseudopost.mechanisms.prism.budget import PrivacyLedger
 from pseudopost.mechanisms.prism.discretize import Encoding
 from pseudopost.mechanisms.prism.measure import MarginalMeasurement
 from pseudopost.mechanisms.prism.workload import Workload
 from pseudopost.privacy.statement import REPLACE_ONE, PrivacyStatement
 
-__all__ = ["PRISMRelease", "prism_statement"]
+__all__ = ["MarginalEstimator", "PRISMRelease", "prism_statement", "sample_decoded"]
 
 
 def prism_statement(
@@ -55,6 +61,76 @@ def prism_statement(
     )
 
 
+def sample_decoded(
+    model: Any, encoding: Encoding, n: int, seed: SeedLike, columns: Sequence[str]
+) -> pd.DataFrame:
+    """``n`` records from a fitted backend: codes drawn by ``model``, decoded by ``encoding``
+    and returned in ``columns``' order (post-processing of the release)."""
+    n = check_positive_int(n, "n")
+    rng = as_generator(seed)
+    codes = model.sample(n, rng.spawn(1)[0])
+    return encoding.decode(codes, rng.spawn(1)[0])[list(columns)]
+
+
+class MarginalEstimator(ReleaseCard):
+    """An estimator whose ``fit`` keeps a noisy marginal release (``ledger_``, ``model_``,
+    ``encoding_``, ``columns_``) and a sampling stream: :class:`~pseudopost.mechanisms.prism.MST`,
+    :class:`~pseudopost.mechanisms.prism.IndependenceOnly`."""
+
+    _mechanism: ClassVar[str]
+    ledger_: PrivacyLedger
+    model_: Any
+    encoding_: Encoding
+    columns_: tuple[str, ...]
+    _sample_rng: np.random.Generator
+
+    def __init__(
+        self,
+        epsilon: float,
+        delta: float | None = None,
+        *,
+        bins: Mapping[str, Any] | None = None,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        domain: Mapping[str, Sequence] | None = None,
+        bins_fraction: float = 0.05,
+        seed: SeedLike = None,
+    ) -> None:
+        self.epsilon = check_positive(epsilon, "epsilon")
+        self.delta = None if delta is None else check_probability(delta, "delta")
+        self.bins, self.bounds, self.domain, self.seed = bins, bounds, domain, seed
+        self.bins_fraction = check_in_interval(
+            bins_fraction, "bins_fraction", 0.0, 1.0, closed="neither"
+        )
+
+    def _released(self) -> str:
+        """The card's line on what the fitted release holds."""
+        raise NotImplementedError
+
+    def _card_details(self) -> list[tuple[str, str]]:
+        if not hasattr(self, "ledger_"):
+            return [("state", "not fitted")]
+        return [("released", self._released())]
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "ledger_"):
+            raise RuntimeError(
+                f"This {self._mechanism} instance is not fitted yet; call fit(frame) first."
+            )
+
+    def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
+        """``n`` synthetic records in the frame's columns and dtypes (post-processing);
+        ``seed=None`` continues the fit seed's stream."""
+        self._fitted()
+        n = check_positive_int(n, "n")  # before the stream advances
+        seed = self._sample_rng.spawn(1)[0] if seed is None else seed
+        return sample_decoded(self.model_, self.encoding_, n, seed, self.columns_)
+
+    def privacy_report(self) -> dict[str, object]:
+        """Both accountings of the release (basic composition and zCDP)."""
+        self._fitted()
+        return {"mechanism": self._mechanism, **self.ledger_.summary()}
+
+
 @dataclass(frozen=True, repr=False)
 class PRISMRelease(ReleaseCard):
     """A PRISM release (section 5, Algorithm 1) as a frozen record."""
@@ -75,11 +151,8 @@ class PRISMRelease(ReleaseCard):
 
     def sample(self, n: int, seed: SeedLike = None) -> pd.DataFrame:
         """``n`` synthetic records in the original columns and types (post-processing)."""
-        n = check_positive_int(n, "n")
-        rng = as_generator(seed)
-        codes = self.model.sample(n, rng.spawn(1)[0])
-        frame = self.encoding.decode(codes, rng.spawn(1)[0])
-        return frame[list(self.column_order or self.encoding.names)]
+        columns = self.column_order or self.encoding.names
+        return sample_decoded(self.model, self.encoding, n, seed, columns)
 
     def _card_lines(self) -> list[tuple[str, str]]:
         s = self.ledger.summary()
