@@ -14,7 +14,7 @@ import importlib.util
 import sys
 import warnings
 
-__all__ = ["MOVED", "install"]
+__all__ = ["MOVED", "install", "moved_names"]
 
 #: old module -> new module
 MOVED = {
@@ -28,6 +28,7 @@ MOVED = {
     "pseudopost.mechanism": "pseudopost.mechanisms.pseudo_posterior.core",
     "pseudopost.models.statistics_density": "pseudopost.fitting.statistics_density",
     "pseudopost.models.sufficient": "pseudopost.fitting.sufficient",
+    "pseudopost.privacy.reps_accounting": "pseudopost.mechanisms.reps.accounting",
     "pseudopost.release.disclosure": "pseudopost.evaluate.disclosure",
     "pseudopost.release.histogram_synth": "pseudopost.mechanisms.entropy.joint",
     "pseudopost.releases": "pseudopost.mechanisms",
@@ -52,6 +53,8 @@ MOVED = {
     "pseudopost.releases.reps": "pseudopost.mechanisms.reps.core",
     "pseudopost.releases.reps_baselines": "pseudopost.mechanisms.reps.baselines",
     "pseudopost.releases.wiener": "pseudopost.mechanisms.wiener",
+    "pseudopost.risk.rarity": "pseudopost.mechanisms.reps.rarity",
+    "pseudopost.risk.weight_maps": "pseudopost.mechanisms.reps.weight_maps",
     "pseudopost.sampling": "pseudopost.fitting.sampler",
 }
 
@@ -86,3 +89,23 @@ def install() -> None:
     """Put the forwarding finder first on ``sys.meta_path`` (idempotent)."""
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
+
+
+def moved_names(old: str, names: dict[str, str]):
+    """A module ``__getattr__`` for the package ``old`` that forwards each moved name (name ->
+    its new module) with a DeprecationWarning, imported only when asked for (so a lower layer
+    names what moved up without importing it)."""
+
+    def __getattr__(name: str):
+        new = names.get(name)
+        if new is None:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        warnings.warn(
+            f"'{old}.{name}' moved to '{new}.{name}'; the old path is deprecated and will be "
+            "removed in pseudopost 0.3.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(new), name)
+
+    return __getattr__

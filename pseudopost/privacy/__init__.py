@@ -1,5 +1,10 @@
-"""Accountants, noise calibration, privacy maps, sensitivity bounds and audits."""
+"""Accountants, noise calibration, privacy maps, sensitivity bounds and audits.
 
+REPS's budget accounting moved into the mechanism (``pseudopost.mechanisms.reps.accounting``);
+its old names here forward with a DeprecationWarning until pseudopost 0.3.
+"""
+
+from pseudopost._deprecated import moved_names
 from pseudopost.privacy import noise
 from pseudopost.privacy.audit import AuditResult, epsilon_lower_bound
 from pseudopost.privacy.calibration import CalibrationReport
@@ -20,24 +25,12 @@ from pseudopost.privacy.entropy import (
     shannon_entropy_sensitivity,
 )
 from pseudopost.privacy.lipschitz import AbsReduction, local_epsilon, reduce_abs, reduce_sum
-from pseudopost.privacy.reps_accounting import (
-    BudgetSplit,
-    compose,
-    default_delta,
-    end_to_end_epsilon,
-    gaussian_pdp_epsilon,
-    split_budget,
-    synthesis_epsilon,
-    synthesis_sigma,
-    weighted_release_epsilon,
-)
 from pseudopost.privacy.statement import PrivacyStatement
 
 __all__ = [
     "TABLE_S1_RENYI_CONSTANTS",
     "AbsReduction",
     "AuditResult",
-    "BudgetSplit",
     "CalibrationReport",
     "Censored",
     "Decomposition",
@@ -45,12 +38,8 @@ __all__ = [
     "RangeAveraged",
     "RangeTruncated",
     "Unrestricted",
-    "compose",
     "contraction",
-    "default_delta",
-    "end_to_end_epsilon",
     "epsilon_lower_bound",
-    "gaussian_pdp_epsilon",
     "local_epsilon",
     "noise",
     "paper_renyi_constant",
@@ -61,8 +50,13 @@ __all__ = [
     "renyi_entropy_sensitivity",
     "shannon_entropy",
     "shannon_entropy_sensitivity",
-    "split_budget",
-    "synthesis_epsilon",
-    "synthesis_sigma",
-    "weighted_release_epsilon",
 ]
+
+__getattr__ = moved_names(
+    __name__,
+    dict.fromkeys(
+        ("BudgetSplit", "compose", "default_delta", "end_to_end_epsilon", "gaussian_pdp_epsilon",
+         "split_budget", "synthesis_epsilon", "synthesis_sigma", "weighted_release_epsilon"),
+        "pseudopost.mechanisms.reps.accounting",
+    ),
+)  # fmt: skip

@@ -1,5 +1,10 @@
-"""Per-record risk, weights, sensitive ranges and range-inclusion probabilities."""
+"""Per-record risk, weights, sensitive ranges and range-inclusion probabilities.
 
+REPS's rarity scorer and weight maps moved into the mechanism (:mod:`pseudopost.mechanisms.reps`);
+their old names here forward with a DeprecationWarning until pseudopost 0.3.
+"""
+
+from pseudopost._deprecated import moved_names
 from pseudopost.risk.inclusion import inclusion_lambda
 from pseudopost.risk.ranges import (
     AdditiveRange,
@@ -9,31 +14,27 @@ from pseudopost.risk.ranges import (
     SensitiveRange,
     TailRange,
 )
-from pseudopost.risk.rarity import HistogramRarity, dp_quantile, release_histograms
-from pseudopost.risk.weight_maps import (
-    cap_weights,
-    hinge_exp_weights,
-    targeted_clip_share,
-    targeted_weights,
-)
 from pseudopost.risk.weights import check_weight_knobs, normalise_risk, risk_weights
 
 __all__ = [
     "AdditiveRange",
     "ArrayRange",
     "BracketRange",
-    "HistogramRarity",
     "MultiplicativeRange",
     "SensitiveRange",
     "TailRange",
-    "cap_weights",
     "check_weight_knobs",
-    "dp_quantile",
-    "hinge_exp_weights",
     "inclusion_lambda",
     "normalise_risk",
-    "release_histograms",
     "risk_weights",
-    "targeted_clip_share",
-    "targeted_weights",
 ]
+
+__getattr__ = moved_names(
+    __name__,
+    {
+        **dict.fromkeys(("HistogramRarity", "dp_quantile", "release_histograms"),
+                        "pseudopost.mechanisms.reps.rarity"),
+        **dict.fromkeys(("cap_weights", "hinge_exp_weights", "targeted_clip_share",
+                         "targeted_weights"), "pseudopost.mechanisms.reps.weight_maps"),
+    },
+)  # fmt: skip

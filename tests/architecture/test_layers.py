@@ -16,11 +16,12 @@ ROOT = Path(__file__).resolve().parents[2] / "pseudopost"
 
 #: rooms from the bottom up; a module may import its own layer and the layers below it.
 #: The data flow: models -> fitting -> privacy -> risk -> mechanisms -> synthesis -> evaluate
-#: -> release. Risk sits above privacy because the REPS rarity scorer and weight maps are DP
-#: releases that calibrate their noise with pseudopost.privacy.noise.
+#: -> release. Risk and privacy import nothing of each other since REPS's rarity scorer,
+#: weight maps and accounting moved into the mechanism; ``_deprecated`` (old paths forwarded by
+#: name, importing nothing of the package) is a primitive every layer may use.
 LAYERS: list[tuple[str, ...]] = [
     ("pseudopost._rng", "pseudopost._streams", "pseudopost._validation", "pseudopost._io",
-     "pseudopost._extras", "pseudopost._cards"),
+     "pseudopost._extras", "pseudopost._cards", "pseudopost._deprecated"),
     ("pseudopost.datasets", "pseudopost.formats"),
     ("pseudopost.models",),
     ("pseudopost.fitting",),
@@ -30,7 +31,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("pseudopost.synthesis",),
     ("pseudopost.evaluate",),
     ("pseudopost.release",),
-    ("pseudopost.cli", "pseudopost.checks", "pseudopost._deprecated"),
+    ("pseudopost.cli", "pseudopost.checks"),
     ("pseudopost",),
 ]
 

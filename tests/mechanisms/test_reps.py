@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from pseudopost.evaluate import run_attacks
+from pseudopost.mechanisms.reps.accounting import synthesis_sigma
 from pseudopost.mechanisms.reps.baselines import METHODS, make_method
 from pseudopost.mechanisms.reps.core import REPS, release_weighted_statistics
 from pseudopost.mechanisms.reps.data import (
@@ -18,7 +19,6 @@ from pseudopost.mechanisms.reps.data import (
 from pseudopost.mechanisms.reps.gaussian_nb import NaiveBayesSchema, weighted_clipped_mean
 from pseudopost.privacy.audit import epsilon_lower_bound
 from pseudopost.privacy.noise import gaussian_delta, gaussian_sigma
-from pseudopost.privacy.reps_accounting import synthesis_sigma
 from pseudopost.privacy.statement import REPLACE_WITH_NULL
 
 

@@ -8,16 +8,16 @@ Require: data :math:`D = (z_1, \dots, z_n)`, budget :math:`(\varepsilon, \delta)
 
 1. Line 1, Stage 1, budget :math:`(\varepsilon_s, \delta_s)` (section 5.1): release every
    feature's histogram in one Gaussian vector, L2 sensitivity :math:`\sqrt d`
-   (:func:`pseudopost.risk.rarity.release_histograms`), and score each record
+   (:func:`pseudopost.mechanisms.reps.rarity.release_histograms`), and score each record
 
    .. math:: \hat s_i = -\sum_{j=1}^d \log\max(\tilde p_{j,\mathrm{bin}(x_{ij})}, p_{\min}).
 
    With ``threshold="dp"`` (default) the threshold :math:`t` is a DP percentile of the scores
-   (:func:`pseudopost.risk.rarity.dp_quantile`, pure :math:`\kappa\varepsilon_s`), the
+   (:func:`pseudopost.mechanisms.reps.rarity.dp_quantile`, pure :math:`\kappa\varepsilon_s`), the
    histograms getting :math:`(1-\kappa)\varepsilon_s` (basic composition inside Stage 1).
 2. Line 2, Stage 1.5, no budget (section 5.2): :math:`w_i = g(\hat s_i) \in [0, 1]`, hinge-exp
    :math:`e^{-\gamma(\hat s_i - t)_+}`, cap :math:`\min(1, \tau/(\hat s_i + \tau))`, or the
-   targeted schedule of Proposition 1 (:mod:`pseudopost.risk.weight_maps`).
+   targeted schedule of Proposition 1 (:mod:`pseudopost.mechanisms.reps.weight_maps`).
 3. Line 3, Stage 2, budget :math:`(\varepsilon_t, \delta_t)` (section 5.3): release
 
    .. math:: \tilde f = f_w(D) + N(0, \sigma^2 I), \qquad
@@ -75,13 +75,7 @@ from pseudopost._validation import (
     check_positive_int,
     check_probability,
 )
-from pseudopost.mechanisms.reps.gaussian_nb import (
-    NaiveBayesParameters,
-    NaiveBayesSchema,
-    weighted_clipped_mean,
-)
-from pseudopost.privacy.noise import Backend, check_classic_gaussian, gaussian_noise
-from pseudopost.privacy.reps_accounting import (
+from pseudopost.mechanisms.reps.accounting import (
     BudgetSplit,
     compose,
     default_delta,
@@ -90,14 +84,20 @@ from pseudopost.privacy.reps_accounting import (
     synthesis_sigma,
     weighted_release_epsilon,
 )
-from pseudopost.privacy.statement import REPLACE_WITH_NULL, PrivacyStatement
-from pseudopost.risk.rarity import HistogramRarity, dp_quantile, release_histograms
-from pseudopost.risk.weight_maps import (
+from pseudopost.mechanisms.reps.gaussian_nb import (
+    NaiveBayesParameters,
+    NaiveBayesSchema,
+    weighted_clipped_mean,
+)
+from pseudopost.mechanisms.reps.rarity import HistogramRarity, dp_quantile, release_histograms
+from pseudopost.mechanisms.reps.weight_maps import (
     cap_weights,
     hinge_exp_weights,
     targeted_clip_share,
     targeted_weights,
 )
+from pseudopost.privacy.noise import Backend, check_classic_gaussian, gaussian_noise
+from pseudopost.privacy.statement import REPLACE_WITH_NULL, PrivacyStatement
 
 __all__ = [
     "REPS",
@@ -134,7 +134,7 @@ class RepsRelease(ReleaseCard):
         :math:`\\tilde f`, shape ``(K, width)``: per label, noisy weighted count, categorical
         counts, first and second moments (all divided by :math:`n`).
     budget
-        The :class:`~pseudopost.privacy.reps_accounting.BudgetSplit`.
+        The :class:`~pseudopost.mechanisms.reps.accounting.BudgetSplit`.
     epsilon, delta
         End-to-end guarantee from Theorem 1.
     calibration, backend
@@ -233,7 +233,7 @@ def release_weighted_statistics(
     r"""Stage 2 (eq. 2): :math:`f_w(D) + N(0, \sigma^2 I)` for encoded records ``u``, labels ``y``.
 
     Record :math:`i`'s influence is :math:`w_i\min(\|u_i\|, C)/n \le w_i C/n` (Lemma 1); with
-    ``sigma`` from :func:`pseudopost.privacy.reps_accounting.synthesis_sigma` the release is
+    ``sigma`` from :func:`pseudopost.mechanisms.reps.accounting.synthesis_sigma` the release is
     :math:`(\varepsilon_t, \delta_t)`-DP under null-record replacement for any fixed weights.
     """
     stats = weighted_clipped_mean(u, y, weights, clip, n_classes)

@@ -40,8 +40,8 @@ import pandas as pd
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_columns, check_finite_numeric, check_frame, check_positive
+from pseudopost.mechanisms.reps.rarity import resolve_levels, resolve_scaling
 from pseudopost.models.columns import ColumnInfo, decode_column
-from pseudopost.risk.rarity import resolve_levels, resolve_scaling
 
 __all__ = [
     "NaiveBayesParameters",

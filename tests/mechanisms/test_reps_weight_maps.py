@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from pseudopost.privacy.reps_accounting import synthesis_sigma, weighted_release_epsilon
-from pseudopost.risk.weight_maps import (
+from pseudopost.mechanisms.reps.accounting import synthesis_sigma, weighted_release_epsilon
+from pseudopost.mechanisms.reps.weight_maps import (
     cap_weights,
     hinge_exp_weights,
     targeted_clip_share,

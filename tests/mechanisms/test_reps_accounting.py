@@ -3,8 +3,7 @@
 import numpy as np
 import pytest
 
-from pseudopost.privacy.noise import gaussian_delta
-from pseudopost.privacy.reps_accounting import (
+from pseudopost.mechanisms.reps.accounting import (
     compose,
     default_delta,
     end_to_end_epsilon,
@@ -14,6 +13,7 @@ from pseudopost.privacy.reps_accounting import (
     synthesis_sigma,
     weighted_release_epsilon,
 )
+from pseudopost.privacy.noise import gaussian_delta
 
 
 def test_default_split_is_the_papers():
@@ -79,3 +79,28 @@ def test_weights_outside_unit_interval_are_rejected():
         weighted_release_epsilon(np.array([1.2]), clip=1.0, n=10, sigma=1.0, delta=1e-5)
     with pytest.raises(ValueError, match="clip"):
         synthesis_sigma(10, 0.0, 1.0, 1e-5)
+
+
+def test_the_old_paths_of_the_mechanisms_pieces_forward_with_a_warning():
+    """REPS's rarity, weight maps and accounting moved into the mechanism (issue 29); their old
+    modules and the names the risk and privacy packages exported forward for one version."""
+    import importlib
+    import sys
+
+    import pseudopost.privacy
+    import pseudopost.risk
+    from pseudopost.mechanisms.reps import accounting, dp_quantile, rarity, targeted_weights
+
+    with pytest.warns(DeprecationWarning, match="'pseudopost.risk.dp_quantile' moved"):
+        assert pseudopost.risk.dp_quantile is dp_quantile
+    with pytest.warns(DeprecationWarning, match="moved to 'pseudopost.mechanisms.reps.weight"):
+        assert pseudopost.risk.targeted_weights is targeted_weights
+    with pytest.warns(DeprecationWarning, match="'pseudopost.privacy.synthesis_sigma' moved"):
+        assert pseudopost.privacy.synthesis_sigma is accounting.synthesis_sigma
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        pseudopost.risk.nothing  # noqa: B018
+    for old, new in (("pseudopost.risk.rarity", rarity),
+                     ("pseudopost.privacy.reps_accounting", accounting)):  # fmt: skip
+        sys.modules.pop(old, None)
+        with pytest.warns(DeprecationWarning, match=f"'{old}' moved"):
+            assert importlib.import_module(old) is new

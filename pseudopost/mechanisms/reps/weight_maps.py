@@ -12,7 +12,7 @@ and the targeted schedule of Proposition 1: :math:`w_i = \tau_{\text{out}}/C` on
 Privacy. A weight map spends no budget, but the Stage-2 accounting (Lemma 1) needs each
 :math:`w_i` to be a function of record :math:`i` and DP releases *only*. The threshold
 :math:`t` and :math:`\tau` must therefore be public or released with DP (e.g.
-:func:`pseudopost.risk.rarity.dp_quantile` of the scores, which REPS does by default); a raw
+:func:`pseudopost.mechanisms.reps.rarity.dp_quantile` of the scores, which REPS does by default); a raw
 percentile of the training records' scores, as the paper's experiments take it, lets one record
 move every other record's weight and is not covered by Lemma 1.
 """

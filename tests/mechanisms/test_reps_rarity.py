@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pseudopost.mechanisms.reps.rarity import dp_quantile, release_histograms
 from pseudopost.privacy.audit import epsilon_lower_bound
-from pseudopost.risk.rarity import dp_quantile, release_histograms
 
 
 @pytest.fixture
