@@ -42,7 +42,7 @@ import pymc as pm
 from scipy import special
 
 from pseudopost.models.base import SynthModel
-from pseudopost.models.families import FAMILIES
+from pseudopost.models.families import FAMILIES, family
 from pseudopost.models.weighting import value_of
 from pseudopost.privacy.decomposition import (
     Censored,
@@ -103,9 +103,14 @@ class BlockKernel:
         return dense_for(n, n_draws) if self.dense is None else self.dense
 
     @property
+    def log_scale(self) -> bool:
+        """The outcome is modelled on the log scale (the family table's ``log_scale``)."""
+        return family(self.family).log_scale
+
+    @property
     def free_names(self) -> list[str]:
         names = ["intercept"] + (["beta"] if self.predictors else [])
-        if self.family in ("normal", "lognormal"):
+        if _FAMILIES[self.family] == glm.CONT:
             names.append("sigma")
         elif _FAMILIES[self.family] == glm.NEGBIN:
             names.append("phi")
@@ -131,7 +136,7 @@ class BlockKernel:
             raise ValueError(f"Column(s) {bad} must have the outcome's shape {x.shape}.")
         Xt = np.ascontiguousarray(np.stack(cols)) if cols else np.empty((0, x.size))
         none = np.empty(0, dtype=np.int64)
-        if self.family == "lognormal":
+        if self.log_scale:
             with np.errstate(divide="ignore", invalid="ignore"):
                 y = np.log(x)
             return y, -y, Xt, none, _EMPTY
@@ -175,7 +180,7 @@ class BlockKernel:
         lo = hi = alpha = _EMPTY
         if self.variant == glm.TRUNC:
             lo, hi = out["lower"], out["upper"]
-            if self.family == "lognormal":  # P(a <= X <= b) = P(log a <= log X <= log b)
+            if self.log_scale:  # P(a <= X <= b) = P(log a <= log X <= log b)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     lo = np.where(lo > 0, np.log(np.maximum(lo, 0)), -np.inf)
                     hi = np.where(hi > 0, np.log(np.maximum(hi, 0)), -np.inf)
