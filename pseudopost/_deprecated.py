@@ -26,7 +26,6 @@ MOVED = {
     "pseudopost.backends.dask": "pseudopost.mechanisms.pseudo_posterior.dask.backend",
     "pseudopost.combine": "pseudopost.evaluate.combine",
     "pseudopost.mechanism": "pseudopost.mechanisms.pseudo_posterior.core",
-    "pseudopost.models.statistics_density": "pseudopost.fitting.statistics_density",
     "pseudopost.models.sufficient": "pseudopost.fitting.sufficient",
     "pseudopost.privacy.reps_accounting": "pseudopost.mechanisms.reps.accounting",
     "pseudopost.release.disclosure": "pseudopost.evaluate.disclosure",

@@ -5,11 +5,10 @@ column part (:mod:`pseudopost.models.parts.base`), so each part is fitted alone,
 its own step size and mass matrix. :func:`nutpie_model` hands nutpie the part's log density and
 gradient written out in NumPy (:meth:`Part.logp_grad <pseudopost.models.parts.base.Part.
 logp_grad>`: grouped statistics, priors, log-Jacobians; cached Numba kernels for the large
-multinomial and logistic parts) through :func:`nutpie.from_pyfunc`, as
-:class:`~pseudopost.fitting.statistics_density.StatisticsDensity` does for the ready models'
-sufficient statistics: no model is compiled (the Numba kernels are compiled once ever and loaded
-from Numba's disk cache). The statistics are nutpie's shared
-data, so a refit with new weights (or new records) swaps them in with ``with_data`` (their
+multinomial and logistic parts) through :func:`nutpie.from_pyfunc`, also for the ready models'
+sufficient statistics (:func:`~pseudopost.fitting.sufficient.part_model`): no model is compiled
+(the Numba kernels are compiled once ever and loaded from Numba's disk cache). The statistics
+are nutpie's shared data, so a refit with new weights (or new records) swaps them in with ``with_data`` (their
 shapes may change: the number of patterns depends on the data) and never rebuilds the model.
 
 :func:`sample_part` returns a ``DataTree`` with ``posterior`` (dims ``chain``, ``draw`` and the

@@ -21,9 +21,9 @@ Adapters, chosen by :func:`make_sampler` (``kind``):
   shipped fatigue data). The model is compiled once with numba (``compile_pymc_model``); every
   fit swaps the data (``with_data``), about a second instead of a recompilation. A caller may
   hand it a nutpie model it built itself (``compiled=``): the sufficient-statistics path passes
-  its log density written out in NumPy
-  (:class:`~pseudopost.fitting.statistics_density.StatisticsDensity` through
-  ``nutpie.from_pyfunc``), which compiles nothing on any machine.
+  its family part's log density written out in NumPy
+  (:func:`~pseudopost.fitting.sufficient.part_model` through ``nutpie.from_pyfunc``), which
+  compiles nothing on any machine.
 * ``"nutpie-jax"`` (:class:`NutpieJaxSampler`): nutpie's JAX backend, which freezes the data
   into the compiled function: every fit compiles a copy of the model holding its data, in well
   under a second (faster end to end for small data and few fits).

@@ -42,6 +42,7 @@ small against the outcome's mean (relative error about :math:`\epsilon_{64}\,\ba
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
@@ -49,9 +50,11 @@ import pymc as pm
 import pytensor.tensor as pt
 from scipy.special import gammaln
 
+from pseudopost.fitting.parts import nutpie_model, shared_data
 from pseudopost.fitting.sampler import Sampler, make_sampler
 from pseudopost.models.base import Prepared, SynthModel
 from pseudopost.models.counts import PoissonRegression
+from pseudopost.models.parts import Part, Stats
 from pseudopost.models.regression import LogNormalRegression, NormalRegression
 
 __all__ = [
@@ -60,6 +63,8 @@ __all__ = [
     "block_statistics",
     "design_rows",
     "merge_rows",
+    "part_model",
+    "part_statistics",
     "statistics_data",
     "statistics_model",
     "sufficient_sampler",
@@ -292,6 +297,71 @@ def statistics_data(model: SynthModel, stats: Mapping[str, np.ndarray]) -> dict[
     return {PREFIX + k: v for k, v in _data_values(model, stats).items()}
 
 
+def family_part(model: SynthModel) -> Part:
+    """The ready model's family part (:meth:`GLM.family_part
+    <pseudopost.models._glm.GLM.family_part>`: its priors, as :func:`statistics_model`'s) with
+    the model's predictor names (the posterior's ``predictor`` labels)."""
+    _check(model)
+    part = model.family_part({})
+    return dataclasses.replace(part, predictors=tuple(model.predictors))
+
+
+def part_statistics(part: Part, data: Mapping[str, np.ndarray]) -> Stats:
+    r"""The family part's statistics (:class:`~pseudopost.models.parts.Stats`) for the
+    statistics model's ``data`` (:func:`statistics_data`: keys prefixed ``suff_``), of the same
+    weighted log-likelihood.
+
+    Normal and log-normal: the same sums under the part's names (``swy``, which the density
+    does not use, is the intercept's entry of ``ztwy``). Poisson: the part sums the outcome per
+    design row (:math:`Y_g`), ``data`` only :math:`D^\top W y` (``ztwy``), the one way the
+    log-likelihood depends on them: :math:`\sum_g Y_g \eta_g = b^\top D^\top W y`. That is one
+    row more, at :math:`\bar z = (D^\top W y)_{1:} / S_{wy}` (the predictors' mean weighted by
+    :math:`w_i y_i`, :math:`S_{wy} = \sum w_i y_i`; 0 when :math:`S_{wy} = 0`, when
+    :math:`D^\top W y = 0` too), with :math:`Y = S_{wy}` and :math:`W = 0`; the unique rows
+    keep their :math:`W_u` and :math:`Y = 0`. Equal up to rounding (:math:`S_{wy}\,\bar z`
+    against :math:`(D^\top W y)_{1:}`); :math:`\bar z`'s linear predictor lies between the
+    unique rows' (a convex combination), so it overflows only where theirs do.
+    """
+    d = {k.removeprefix(PREFIX): np.asarray(v, dtype=np.float64) for k, v in data.items()}
+    ztwy = d["ztwy"]
+    if part.family != "poisson":
+        keys = ("sw", "swyy", "ztwz", "ztwy", "const")
+        return Stats(part.family, {"swy": ztwy[0].copy(), **{k: d[k] for k in keys}})
+    total = float(ztwy[0])
+    centre = ztwy[1:] / total if total > 0 else np.zeros(ztwy.size - 1)
+    u = d["row_weights"].size
+    return Stats(
+        "poisson",
+        {
+            "rows": np.vstack([d["rows"], centre[None, :]]),
+            "w": np.append(d["row_weights"], 0.0),
+            "wy": np.append(np.zeros(u), total),
+            "const": d["const"],
+        },
+    )
+
+
+class _PartModel:
+    """The family part's nutpie model (:func:`~pseudopost.fitting.parts.nutpie_model`) fed the
+    statistics model's data: ``with_data`` takes :func:`statistics_data`'s names and swaps in
+    the part's statistics (:func:`part_statistics`), once per fit."""
+
+    def __init__(self, part: Part, data: Mapping[str, np.ndarray]) -> None:
+        self.part = part
+        self.compiled = nutpie_model(part, part_statistics(part, data))
+
+    def with_data(self, **data: np.ndarray):
+        return self.compiled.with_data(**shared_data(self.part, part_statistics(self.part, data)))
+
+
+def part_model(model: SynthModel, stats: Mapping[str, np.ndarray]):
+    """A nutpie model of the weighted posterior of a supported ``model`` given ``stats`` (as
+    :func:`total_statistics` returns them), whose log density is the family part's
+    (:func:`family_part`, :meth:`Part.logp_grad <pseudopost.models.parts.Part.logp_grad>`):
+    nothing is compiled; ``with_data`` takes :func:`statistics_data`'s names."""
+    return _PartModel(family_part(model), statistics_data(model, stats))
+
+
 def sufficient_sampler(
     model: SynthModel, stats: Mapping[str, np.ndarray], kind: str = "nutpie"
 ) -> Sampler:
@@ -299,12 +369,13 @@ def sufficient_sampler(
     :class:`~pseudopost.fitting.sampler.Sampler` of :func:`statistics_model`, whose data are
     :func:`statistics_data` (the weights enter through the statistics).
 
-    With ``kind="nutpie"`` (the default) nutpie evaluates the statistics model's log density
-    written out in NumPy (:class:`~pseudopost.fitting.statistics_density.StatisticsDensity`):
-    nothing is compiled, on a new machine or an old one, and every fit passes its statistics,
-    whatever n, the weights or the data are (for Poisson the number of unique rows may change
-    between fits). ``"nutpie-jax"`` and ``"pymc"`` compile the PyMC model of
-    :func:`statistics_model`, the reference the written-out density is tested against.
+    With ``kind="nutpie"`` (the default) nutpie evaluates the log density of the model's family
+    part (:func:`part_model`: the same priors and weighted log-likelihood, written out in NumPy
+    in :mod:`pseudopost.models.parts`): nothing is compiled, on a new machine or an old one,
+    and every fit passes its statistics, whatever n, the weights or the data are (for Poisson
+    the number of unique rows may change between fits). ``"nutpie-jax"`` and ``"pymc"`` compile
+    the PyMC model of :func:`statistics_model`, the reference the part's density is tested
+    against.
 
     Parameters
     ----------
@@ -315,10 +386,6 @@ def sufficient_sampler(
     kind
         ``"nutpie"``, ``"nutpie-jax"`` or ``"pymc"`` (:func:`~pseudopost.fitting.sampler.make_sampler`).
     """
-    from pseudopost.fitting.statistics_density import StatisticsDensity
-
     pymc_model = statistics_model(model, stats)
-    compiled = None
-    if kind == "nutpie":
-        compiled = StatisticsDensity(model, PREFIX).compiled(statistics_data(model, stats))
+    compiled = part_model(model, stats) if kind == "nutpie" else None
     return make_sampler(pymc_model, kind, compiled=compiled)

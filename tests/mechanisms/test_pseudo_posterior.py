@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from pseudopost import PseudoPosterior, SamplingWarning
-from pseudopost.fitting.statistics_density import StatisticsDensity
+from pseudopost.fitting import sufficient
 from pseudopost.models import (
     LogNormalRegression,
     NegativeBinomialRegression,
@@ -134,9 +134,9 @@ def test_same_seed_same_release_and_no_recompile(sim_small, monkeypatch, likelih
             nutpie, "compile_pymc_model", lambda *a, **k: calls.append(1) or real(*a, **k)
         )
     else:
-        real = StatisticsDensity.compiled
+        real = sufficient.part_model
         monkeypatch.setattr(
-            StatisticsDensity, "compiled", lambda *a, **k: calls.append(1) or real(*a, **k)
+            sufficient, "part_model", lambda *a, **k: calls.append(1) or real(*a, **k)
         )
     data = sim_small.iloc[:150].copy()
     before = data.copy()
@@ -217,7 +217,7 @@ def test_sufficient_on_a_poisson_design_with_too_many_rows_fails_before_work(mon
     from pseudopost.fitting.sufficient import MAX_UNIQUE_ROWS
 
     monkeypatch.setattr(nutpie, "compile_pymc_model", lambda *a, **k: pytest.fail("compiled"))
-    monkeypatch.setattr(StatisticsDensity, "compiled", lambda *a, **k: pytest.fail("compiled"))
+    monkeypatch.setattr(sufficient, "part_model", lambda *a, **k: pytest.fail("compiled"))
     n = MAX_UNIQUE_ROWS + 10
     df = pd.DataFrame({"z": rng.normal(size=n), "c": rng.poisson(2.0, n)})
     mech = PseudoPosterior(PoissonRegression("c", ["z"]), likelihood="sufficient")
@@ -333,7 +333,7 @@ def test_bad_data_is_refused_before_sampling(frame, model, exc, msg, monkeypatch
 
     fail = lambda *a, **k: pytest.fail("work started before validation")  # noqa: E731
     monkeypatch.setattr(nutpie, "compile_pymc_model", fail)
-    monkeypatch.setattr(StatisticsDensity, "compiled", fail)
+    monkeypatch.setattr(sufficient, "part_model", fail)
     before = frame.copy()
     with pytest.raises(exc, match=msg):
         PseudoPosterior(model).fit(frame, draws=10)

@@ -91,6 +91,33 @@ class NormalPart(Part):
             grads["beta"] = gb[1:]
         return ll, grads
 
+    def logp_grad(self, x, arrays):
+        r"""The generic :meth:`Part.logp_grad` written out for this layout (``intercept``,
+        ``beta``, log ``sigma``; priors :math:`N(0, s^2)` and :math:`N^+(0, s^2)`, the
+        log transform's Jacobian :math:`\log\sigma`): the same numbers without the generic
+        per-parameter loop, which doubled the cost of a gradient on the sufficient-statistics
+        path (``pseudopost.fitting.sufficient``)."""
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.p + 2,):
+            return super().logp_grad(x, arrays)
+        b, log_sigma = x[:-1], float(x[-1])
+        sigma = math.exp(log_sigma)
+        s2 = self.prior_scale**2
+        zb = arrays["ztwz"] @ b
+        ztwy = arrays["ztwy"]
+        quad = float(arrays["swyy"]) + float(b @ zb - 2.0 * (ztwy @ b))
+        sw = float(arrays["sw"])
+        inv2 = 1.0 / (sigma * sigma)
+        ll = -sw * (_HALF_LOG_2PI + log_sigma) - 0.5 * quad * inv2 + float(arrays["const"])
+        k = b.size
+        lp = (-0.5 * float(b @ b) / s2 - k * (math.log(self.prior_scale) + _HALF_LOG_2PI)
+              + 0.5 * math.log(2.0 / math.pi) - math.log(self.prior_scale)
+              - 0.5 * sigma * sigma / s2 + log_sigma)  # fmt: skip
+        grad = np.empty(k + 1)
+        grad[:k] = (ztwy - zb) * inv2 - b / s2
+        grad[k] = -sw + quad * inv2 - sigma * sigma / s2 + 1.0
+        return ll + lp, grad
+
     def _loglik_hess(self, values, arrays):
         b, sigma, zb, quad = self._quadratic(values, arrays)
         ztwz, ztwy = arrays["ztwz"], arrays["ztwy"]

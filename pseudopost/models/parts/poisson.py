@@ -14,6 +14,7 @@ Inversion: ``scipy.stats.poisson.ppf(u, exp(eta))``, as the ready model.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -26,6 +27,8 @@ from pseudopost.models.parts.data import group_rows
 from pseudopost.models.parts.layout import Layout
 
 __all__ = ["PoissonPart", "count_statistics", "is_count"]
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
 
 
 def is_count(y: np.ndarray, minimum: float = 0.0) -> np.ndarray:
@@ -68,6 +71,29 @@ class PoissonPart(Part):
         we = w * np.exp(eta)
         ll = float(wy @ eta - we.sum() + float(arrays["const"]))
         return ll, linear_grads(self, rows, wy - we)
+
+    def logp_grad(self, x, arrays):
+        r"""The generic :meth:`Part.logp_grad` written out for this layout (``intercept`` with
+        prior :math:`N(0, (2s)^2)`, ``beta`` with :math:`N(0, s^2)`, no transform): the same
+        numbers without the generic per-parameter path, which cost a fifth more per gradient
+        on the sufficient-statistics path (``pseudopost.fitting.sufficient``)."""
+        x = np.asarray(x, dtype=np.float64)
+        rows, w, wy = arrays["rows"], arrays["w"], arrays["wy"]
+        if x.shape != (self.p + 1,) or rows.shape[1] != self.p:
+            return super().logp_grad(x, arrays)
+        s, s0 = self.prior_scale, 2.0 * self.prior_scale
+        beta = x[1:]
+        with np.errstate(over="ignore", invalid="ignore"):
+            eta = x[0] + rows @ beta if self.p else np.full(w.size, x[0])
+            we = w * np.exp(eta)
+            r = wy - we
+            ll = float(wy @ eta - we.sum() + float(arrays["const"]))
+        lp = (-0.5 * (x[0] / s0) ** 2 - math.log(s0) - 0.5 * float(beta @ beta) / s**2
+              - self.p * math.log(s) - (self.p + 1) * _HALF_LOG_2PI)  # fmt: skip
+        grad = np.empty(self.p + 1)
+        grad[0] = r.sum() - x[0] / s0**2
+        grad[1:] = rows.T @ r - beta / s**2
+        return ll + lp, grad
 
     def _key_table(self, params, rows, key_row, key_y):
         eta = self.eta_rows(params, rows)[:, key_row]

@@ -288,3 +288,23 @@ def test_a_hurdle_model_is_the_sum_of_its_status_and_value_parts(hurdle):
         assert v == pytest.approx(rv, abs=1e-6)  # PyMC's float32-rounded normal constants
     for v, rv in values[1:]:
         assert v - values[0][0] == pytest.approx(rv - values[0][1], rel=1e-10, abs=1e-9)
+
+
+@pytest.mark.parametrize("family", ["normal", "lognormal", "poisson"])
+def test_written_out_densities_equal_the_generic_path(family, reference):
+    """The normal, log-normal and Poisson parts write their log density out for speed (the
+    sufficient-statistics path); it must be the generic per-parameter path's, at random points
+    far from the mode too."""
+    from pseudopost.models.parts.base import Part
+
+    case = reference["build_case"](family)
+    part = case.part
+    density = part.log_density(part.statistics(case.data, case.weights))
+    rng = np.random.default_rng(11)
+    for _ in range(25):
+        x = part.initial_point(0) + rng.normal(scale=2.0, size=part.layout.size)
+        v, g = part.logp_grad(x, density.arrays)
+        rv, rg = Part.logp_grad(part, x, density.arrays)
+        assert v == pytest.approx(rv, rel=1e-12, abs=1e-9)
+        np.testing.assert_allclose(g, rg, rtol=1e-11, atol=1e-9)
+    assert type(part).logp_grad is not Part.logp_grad  # the written-out path is the one tested
