@@ -32,6 +32,11 @@ trained on:
   inference (the file's ``secret`` from all other columns) risks of the first file, with the
   control split as anonymeter's control (``benchmarks/_bench_venv.py``, run in
   ``.bench-venv``; SDMetrics needs pandas < 3 and anonymeter numpy < 2);
+* repU (replicated uniques) and DiSCO (disclosive in synthetic, correct in original) of the
+  first file, synthpop's ``disclosure()`` measures with its defaults, computed by
+  ``pseudopost.evaluate.disclosure_measures`` (checked against synthpop's own in
+  ``benchmarks/_synthpop.py --measures``): the file's ``keys`` (quasi-identifiers chosen with
+  the file) and its ``secret`` as the target;
 * the mean confidence-interval overlap of the coefficients of the file's main-effects
   regression (Karr et al. 2006, as synthpop's ``compare.fit.synds`` reports it:
   ``lm.synds``/``glm.synds`` on the synthetic file against the same fit on the real 80 %),
@@ -43,7 +48,8 @@ trained on:
 
 The goals of issue 31 are printed, each marked met / not met (never asserted): S_pMSE at most
 1.5x synthpop's, SDMetrics quality within 0.02 of synthpop's, wall time at most 5x synthpop's,
-every anonymeter risk at most synthpop's (the weighted synthesizer), CI overlap at least
+every anonymeter risk at most synthpop's and repU and DiSCO below synthpop's (the weighted
+synthesizer), CI overlap at least
 synthpop's, and 0 values outside the support. SDMetrics and anonymeter are skipped with a
 message when ``.bench-venv`` is absent, synthpop's rows when R is; ``--setup`` (or
 ``bash benchmarks/setup_bench.sh``) creates the environments.
@@ -72,6 +78,7 @@ import pandas as pd
 from _common import RESULTS, report
 
 import pseudopost as pp
+from pseudopost.evaluate import disclosure_measures
 
 HERE = Path(__file__).resolve().parent
 BENCH_PYTHON = HERE.parent / ".bench-venv" / "bin" / "python"
@@ -138,6 +145,9 @@ FILES = {
             "gaussian",
         ),
         "secret": "helmet_12m",
+        # quasi-identifiers an intruder may know (repU, DiSCO of the secret): chosen with the
+        # file, before any synthetic result
+        "keys": ["age", "gender", "grade", "race", "hispanic"],
     },
     "slid": {
         "load": lambda: pd.read_csv(_synthpop.DATA / "slid.csv"),
@@ -148,6 +158,9 @@ FILES = {
         "stated beyond age 16 and over (a lower end only); no rules",
         "regression": ("wages", ["education", "age", "sex", "language"], "gaussian"),
         "secret": "wages",
+        # quasi-identifiers an intruder may know (repU, DiSCO of the secret): chosen with the
+        # file, before any synthetic result
+        "keys": ["age", "sex", "language", "education"],
     },
     "adult": {
         "load": lambda: pd.read_csv(_synthpop.DATA / "adult.csv.gz"),
@@ -191,6 +204,9 @@ FILES = {
             "binomial",
         ),
         "secret": "income",
+        # quasi-identifiers an intruder may know (repU, DiSCO of the secret): chosen with the
+        # file, before any synthetic result
+        "keys": ["age", "sex", "race", "marital-status", "native-country"],
     },
     "fertility": {
         "load": lambda: _rdataset("AER", "Fertility"),
@@ -205,6 +221,9 @@ FILES = {
             "gaussian",
         ),
         "secret": "work",
+        # quasi-identifiers an intruder may know (repU, DiSCO of the secret): chosen with the
+        # file, before any synthetic result
+        "keys": ["age", "afam", "hispanic", "other"],
     },
     "cps91": {
         "load": lambda: _rdataset("wooldridge", "cps91"),
@@ -254,6 +273,9 @@ FILES = {
             "gaussian",
         ),
         "secret": "earns",
+        # quasi-identifiers an intruder may know (repU, DiSCO of the secret): chosen with the
+        # file, before any synthetic result
+        "keys": ["age", "educ", "black", "hispanic"],
     },
     "gss_wages": {
         "load": _gss_wages,
@@ -285,6 +307,9 @@ FILES = {
             "gaussian",
         ),
         "secret": "realrinc",
+        # quasi-identifiers an intruder may know (repU, DiSCO of the secret): chosen with the
+        # file, before any synthetic result
+        "keys": ["year", "age", "gender", "educcat", "maritalcat"],
         "synthpop_numbers": ["occ10"],
     },
 }
@@ -479,6 +504,8 @@ def run_file(name: str, args) -> tuple[list[dict], str]:
                            spec["secret"], args.n_attacks, args.seed,
                            ["quality", "anonymeter"])  # fmt: skip
     print(f"{name}: SDMetrics and anonymeter done", flush=True)
+    disclosure = {s: disclosure_measures(train, fs[0][cols], spec["keys"], spec["secret"])
+                  for s, fs in synthesizers.items()}  # fmt: skip
     for row in rows:
         s = row["synthesizer"]
         if s not in synthesizers:
@@ -491,11 +518,13 @@ def run_file(name: str, args) -> tuple[list[dict], str]:
                 "CI overlap": np.mean(ov) if ov else np.nan,
                 "CI overlap files": f"{len(ov)} of {len(ci[s])}",
                 **{m: v for m, v in bench.get(s, {}).items() if not m.endswith(" s")},
+                "repU": disclosure[s].repU, "DiSCO": disclosure[s].DiSCO,
                 "outside support": n_out, "outside support where": where}  # fmt: skip
     facts = f"{spec['facts']}" + (f" [{note}]" if note else "")
     text = (f"- {name} ({len(frame):,} x {frame.shape[1]}): {spec['source']}. Codebook facts: "
             f"{facts}. Regression ({family}): {outcome} ~ {' + '.join(predictors)}. "
-            f"anonymeter inference secret: {spec['secret']}"
+            f"anonymeter inference secret, and repU/DiSCO target: {spec['secret']}; repU/DiSCO "
+            f"keys: {', '.join(spec['keys'])}"
             + (f"; synthpop gets {', '.join(spec['synthpop_numbers'])} as a number"
                if spec.get("synthpop_numbers") else "") + ".")  # fmt: skip
     return rows, text
@@ -518,6 +547,8 @@ GOALS = [
     ("singling-out risk <= synthpop's", "singling out risk", lambda p, s: p <= s, (WEIGHTED,)),
     ("linkability risk <= synthpop's", "linkability risk", lambda p, s: p <= s, (WEIGHTED,)),
     ("inference risk <= synthpop's", "inference risk", lambda p, s: p <= s, (WEIGHTED,)),
+    ("repU < synthpop's", "repU", lambda p, s: p < s, (WEIGHTED,)),
+    ("DiSCO < synthpop's", "DiSCO", lambda p, s: p < s, (WEIGHTED,)),
     ("CI overlap >= synthpop's", "CI overlap", lambda p, s: p >= s, (UNWEIGHTED, WEIGHTED)),
     ("0 values outside support", "outside support", lambda p, s: p == 0,
      (UNWEIGHTED, WEIGHTED)),
