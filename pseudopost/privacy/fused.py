@@ -277,10 +277,10 @@ def _coefficient(coefficient, n: int, signed: bool = False) -> np.ndarray:
 def block_kernel(model: SynthModel, decomposition: Decomposition) -> BlockKernel | None:
     """The fused kernel of a ready model under a decomposition; None when none applies (a
     user-written model, a new decomposition, or range truncation of a count model)."""
-    family = getattr(model, "family", None)
-    if family not in _FAMILIES or not hasattr(model, "predictors"):
+    name = getattr(model, "family", None)
+    if name not in _FAMILIES or not hasattr(model, "predictors"):
         return None
-    fam = _FAMILIES[family]
+    fam = _FAMILIES[name]
     if type(decomposition) in (Unrestricted, RangeAveraged):
         variant, bound = glm.F, 0.0
     elif type(decomposition) is RangeTruncated and fam == glm.CONT:
@@ -289,7 +289,7 @@ def block_kernel(model: SynthModel, decomposition: Decomposition) -> BlockKernel
         variant, bound = glm.CENSOR, float(decomposition.bound)
     else:
         return None
-    return BlockKernel(family, model.outcome, tuple(model.predictors), variant, bound)
+    return BlockKernel(name, model.outcome, tuple(model.predictors), variant, bound)
 
 
 class FusedFunction:
