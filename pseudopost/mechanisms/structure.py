@@ -654,6 +654,9 @@ def _column(
             lo = min(lo, float(np.nextafter(min(named), -np.inf)))
             hi = max(hi, float(np.nextafter(max(named), np.inf)))
         grid = digits is not None and points(lo, hi) <= max_grid_points
+    if codes and declared is None:  # post-processing of public facts: no budget
+        lo, hi = _clear_of_codes(lo, hi, unit if digits is not None else None, digits, codes)
+        grid = digits is not None and points(lo, hi) <= max_grid_points
     if grid:
         knots: tuple[float, ...] = ()
         if want_knots and noisy_n >= KNOT_MIN_N and points(lo, hi) >= 6 and left[0] > 0:
@@ -725,6 +728,34 @@ def _column(
         knots,
         heaps,
     )
+
+
+def _clear_of_codes(lo, hi, unit, digits, codes) -> tuple[float, float]:
+    """Support ends that are not missing codes, with at least two values between them that are
+    not codes either: a value coded to an end must stay a value, and a grid needs two points.
+    A DP support from a few records can land anywhere (the largest noisy cell when none passes:
+    [-9, -8] beside the code -8, found by Hypothesis); on a grid the low end moves down and the
+    high end up a step at a time, off the grid the ends move to the next float."""
+    bad = {float(c) for c in codes if isinstance(c, int | float | np.integer | np.floating)
+           and not isinstance(c, bool) and math.isfinite(float(c))}  # fmt: skip
+    if not bad:
+        return lo, hi
+    if unit is None:
+        while lo in bad:
+            lo = float(np.nextafter(lo, -np.inf))
+        while hi in bad:
+            hi = float(np.nextafter(hi, np.inf))
+        return lo, hi
+
+    def free(a: float, b: float) -> int:  # grid points in [a, b] that are not codes
+        on_grid = [c for c in bad if a <= c <= b and abs(c / unit - round(c / unit)) < 1e-9]
+        return round((b - a) / unit) + 1 - len(on_grid)
+
+    while lo in bad:
+        lo = round(lo - unit, digits)
+    while hi in bad or free(lo, hi) < 2:
+        hi = round(hi + unit, digits)
+    return lo, hi
 
 
 def _heap_edges(edges, lo, hi, unit, m) -> tuple[float, ...]:
