@@ -314,6 +314,7 @@ def synthesize(
     bins: Mapping[str, Sequence[float]] | None = None,
     max_levels: int = 10,
     shift_only: Sequence[str] = (),
+    uniform_in_bins: Sequence[str] = (),
     m: int = 1,
     scale: float = 1.0,
     shift: float = 0.0,
@@ -423,6 +424,12 @@ def synthesize(
         move its spread as well as its location (location-scale, McCullagh 1980: the weights
         of tall and short pupils differ in spread, not only in centre;
         :mod:`pseudopost.models.parts.cumulative`).
+    uniform_in_bins
+        Binned columns drawn uniformly inside each bin, with heaps from the structure stage. By default a binned column on a recording grid learns the shares of
+        the grid points inside each bin (a Dirichlet per bin,
+        ``pseudopost.models.file.bin_points``): heaps, a minimum wage, bracket midpoints
+        come back at their shares, paid for by the mechanism's epsilon (a value few records
+        hold has a small share, so a large log-likelihood bound and a small weight).
     m
         Number of synthetic datasets (composing to :math:`m\,\varepsilon`).
     scale, shift, target_epsilon
@@ -506,7 +513,8 @@ def synthesize(
     if structure_epsilon is not None:
         structure = _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins,
                                order, keep, [*drop, *(derived or {})], structure_epsilon,
-                               structure_seed, rules, structural_zeros, knots)  # fmt: skip
+                               structure_seed, rules, structural_zeros, knots,
+                               uniform_in_bins)  # fmt: skip
         declared = structure.declarations()
         grid = {**declared["grid"], **(grid or {})}
         bins = {**declared["bins"], **(bins or {})}
@@ -545,6 +553,7 @@ def synthesize(
         bins=bins,
         max_levels=max_levels,
         shift_only=shift_only,
+        uniform_in_bins=uniform_in_bins,
     )
     mechanism = PseudoPosterior(
         model,
@@ -589,7 +598,7 @@ def _codes(codebook: Codebook | None, missing_codes) -> dict:
 
 def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins, order, keep,
                drop, structure_epsilon, seed, rules=(), structural_zeros=(),
-               knots=None) -> Structure:  # fmt: skip
+               knots=None, uniform_in_bins=()) -> Structure:  # fmt: skip
     """The structure stage on the synthesized columns with no declared model, grid or bins."""
     ranges = dict(codebook.valid_ranges) if codebook is not None else {}
     ranges.update(dict(bounds or {}))
@@ -611,4 +620,5 @@ def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bin
         frame, free, missing_codes=_codes(codebook, missing_codes), spikes=spikes, bounds=ranges,
         structure_epsilon=structure_epsilon, named_levels=named_levels(rules, structural_zeros),
         rng=as_generator(seed), declared_knots=tuple(knots or ()),
+        uniform_in_bins=tuple(uniform_in_bins),
     )  # fmt: skip

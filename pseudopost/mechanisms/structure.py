@@ -70,6 +70,14 @@ For each synthesized numeric column with no declared model, grid or bins:
    nearest boundaries between the finest heap's catchments (``_heap_edges``,
    post-processing), so that each bin holds whole catchments.
 
+**Inside a bin.** By default a binned column on a recording grid learns the shares of the grid
+points inside each bin in the mechanism (``pseudopost.models.file.bin_points``: a Dirichlet
+per bin, paid for by the mechanism's epsilon like any other term of a record's likelihood), so
+heaps need no budget here and step 6 runs only for the columns named in ``uniform_in_bins``
+(drawn uniformly inside each bin). Step 5 runs either way: a frequent value released as a spike
+is a status level of its own, whose share follows the predictors (a pile one group holds),
+where a bin's shares over its points do not.
+
 **Privacy.** Every step is a pure :math:`\varepsilon`-DP release for add/remove neighbours
 (Laplace counts and histograms: Dwork et al. 2006), so the
 stage is :math:`\varepsilon_s`-DP with :math:`\varepsilon_s` the sum of its charges (basic
@@ -97,6 +105,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pseudopost.models.file.grid import STORAGE_TOLERANCE
 from pseudopost.models.status import column_kind, split_status
 from pseudopost.privacy.structure import (
     StructureCharge,
@@ -142,9 +151,10 @@ def _on_grid(x: np.ndarray, step: float, digits: int) -> np.ndarray:
 
 
 def _off_grid(x: np.ndarray, step: float, digits: int) -> int:
-    """How many values are not on the grid round(k * step, digits)."""
+    """How many values are not on the grid round(k * step, digits) (decimals stored in single
+    precision count as on it: ``STORAGE_TOLERANCE``)."""
     on = _on_grid(x, step, digits)
-    return int(np.count_nonzero(np.abs(on - x) > 1e-9 * np.maximum(1.0, np.abs(x))))
+    return int(np.count_nonzero(np.abs(on - x) > STORAGE_TOLERANCE * np.maximum(1.0, np.abs(x))))
 
 
 def _recording_grid(x, noisy_n, epsilon, rng) -> tuple[int | None, float | None]:
@@ -585,6 +595,7 @@ def _column(
     named: tuple = (),
     want_knots: bool = True,
     delta: float = 0.0,
+    uniform: bool = False,
 ) -> ColumnStructure:
     """One column's structure from its budget ``epsilon``. The steps run in turn, each
     charged what it spends; which later steps run depends only on earlier DP outputs and
@@ -687,7 +698,7 @@ def _column(
     rest = x[x != 0.0] if spike_out else x
     noisy_rest = noisy_n - noisy_z if spike_out else noisy_n  # post-processing
     heaps: tuple[int, ...] = ()
-    if digits is not None and step is not None:
+    if digits is not None and step is not None and uniform:
         e = charge("heaps", _SHARES["heaps"] * epsilon)
         heaps = _heaps(np.clip(rest, lo, hi), lo, hi, unit, noisy_n, e, rng)
         sources["heaps"] = _dp(e)
@@ -891,6 +902,7 @@ def estimate_structure(
     max_grid_points: int = MAX_GRID_POINTS,
     n_bins: int = N_BINS,
     declared_knots: Sequence[str] = (),
+    uniform_in_bins: Sequence[str] = (),
 ) -> Structure:
     r"""The structure of the numeric columns among ``columns`` (module docstring).
 
@@ -922,6 +934,11 @@ def estimate_structure(
     declared_knots
         Columns whose spline knots are declared: no knots are estimated for them. Knots are
         estimated for the first ``KNOT_MAX_COLUMNS`` numeric columns only.
+    uniform_in_bins
+        Binned columns drawn uniformly inside each bin: their heaps are estimated here (step
+        6). By default a binned column on a recording grid learns its grid points' shares
+        inside each bin in the mechanism instead (``pseudopost.models.file.bin_points``), and
+        spends none of this budget on heaps.
     """
     if isinstance(structure_epsilon, bool) or not isinstance(structure_epsilon, (int, float)):
         raise TypeError(f"'structure_epsilon' must be a number. Got {structure_epsilon!r}.")
@@ -969,7 +986,7 @@ def estimate_structure(
             got: ColumnStructure | LevelStructure = _column(
                 frame[c], c, tuple(codes.get(c, ())), tuple(spk.get(c, ())), declared.get(c),
                 share, rng, max_grid_points, n_bins, numbers.get(c, ()),
-                c in knotted, float(structure_delta))  # fmt: skip
+                c in knotted, float(structure_delta), c in set(uniform_in_bins))  # fmt: skip
             out[c] = got
         else:
             got = _levels(frame[c], c, tuple(codes.get(c, ())), share, structure_delta, rng,

@@ -224,6 +224,10 @@ class Declarations:
         Columns modelled over a grid's points or over bins (``grid_ordinal``, ``binned``) whose
         predictors shift the distribution only (the proportional-odds model); the others' move
         its spread too (location-scale, :mod:`pseudopost.models.parts.cumulative`).
+    uniform_in_bins : tuple of str
+        Binned columns whose value is uniform inside its bin (then rounded to the grid). A
+        binned column on a stepped grid without declared heaps otherwise learns the shares of
+        the grid points inside each bin (``pseudopost.models.file.bin_points``).
     derived : dict
         Column -> its codebook definition over the other columns (``"exper ** 2"``): not
         modelled, computed from the synthetic columns (:mod:`pseudopost.models.file.derived`).
@@ -248,6 +252,7 @@ class Declarations:
     max_levels: int = 10
     shift_only: tuple[str, ...] = ()
     derived: dict = field(default_factory=dict)
+    uniform_in_bins: tuple[str, ...] = ()
 
     @classmethod
     def from_arguments(
@@ -272,6 +277,7 @@ class Declarations:
         max_levels: int = 10,
         shift_only: Sequence[str] = (),
         derived: Mapping[str, str] | None = None,
+        uniform_in_bins: Sequence[str] = (),
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
         if isinstance(missing_codes, Codebook):
@@ -379,6 +385,7 @@ class Declarations:
             max_levels=max_levels,
             shift_only=_names(shift_only, "shift_only"),
             derived=der,
+            uniform_in_bins=_names(uniform_in_bins, "uniform_in_bins"),
         )
 
     def named_columns(self) -> dict[str, list[str]]:
@@ -399,6 +406,7 @@ class Declarations:
             "bins": list(self.bins),
             "shift_only": list(self.shift_only),
             "derived": list(self.derived),
+            "uniform_in_bins": list(self.uniform_in_bins),
         }
         if self.order is not None:
             out["order"] = list(self.order)

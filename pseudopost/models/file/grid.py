@@ -57,6 +57,9 @@ __all__ = ["MAX_DIGITS", "MAX_POINTS", "Grid"]
 #: digits are integers in [-MAX_DIGITS, MAX_DIGITS]
 MAX_DIGITS = 12
 _KEYS = ("step", "digits", "origin", "bounds", "values")
+#: relative error of a decimal stored in single precision (2**-20, above float32's 2**-24): a
+#: value this close to a grid point is on the grid
+STORAGE_TOLERANCE = 2.0**-20
 #: most points a bounded grid may have (each is a level of the cumulative value part)
 MAX_POINTS = 5000
 _MAX_RING = 1 << 16
@@ -446,12 +449,13 @@ class Grid:
         return k_low, k_high
 
     def share_off(self, x: np.ndarray) -> float:
-        """Share of the values ``x`` that are not grid points (to a relative tolerance 1e-9 of
-        the step, or of the listed values' smallest gap)."""
+        """Share of the values ``x`` that are not grid points (to a tolerance of 1e-9 of the
+        step, or of the listed values' smallest gap, plus ``STORAGE_TOLERANCE`` of the
+        value: decimals stored in single precision, 24.2 as 24.200000762939453, are on it)."""
         x = np.asarray(x, dtype=np.float64)
         x = x[np.isfinite(x)]
         if x.size == 0:
             return 0.0
         g = self.snap(x)
         step = np.min(np.diff(self.values)) if self.listed else self.step
-        return float(np.mean(np.abs(g - x) > 1e-9 * step + 1e-12 * np.abs(x)))
+        return float(np.mean(np.abs(g - x) > 1e-9 * step + STORAGE_TOLERANCE * np.abs(x)))

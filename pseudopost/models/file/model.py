@@ -292,6 +292,11 @@ def _part_outcome(p: ColumnPlan, pp: PartPlan) -> np.ndarray:
         active = active & (c.status == 0)
         key = np.zeros(c.n, dtype=np.int64)
         key[active] = p.heaps.labels(np.asarray(c.values, dtype=np.float64)[active])
+    elif pp.role == "points":  # the grid point inside the value's bin (bin_points module)
+        active = active & (c.status == 0)
+        y = np.full(c.n, np.nan)
+        y[active] = p.bin_points.levels(np.asarray(c.values, dtype=np.float64)[active])
+        return y
     elif c.ordered:
         key = c.level_codes(c.status, c.values)
         active = active & (c.status == 0)
@@ -427,6 +432,12 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         forbidden = (*c.info.codes, *c.info.spikes)
         low, low_open = value_support(p.choice.family)
         Xh = X[obs]
+        if p.bin_points is not None:  # the drawn bin, then a grid point of it (bin_points)
+            j = v.astype(np.int64)
+            points_pp = p.part("points")
+            level = points_pp.part.sample_in_bins(_params(points_pp.part, params), j, u[obs, 2])
+            values[obs] = p.bin_points.values(level, u[obs, 3])
+            return status, values
         if p.bins is not None:  # the drawn bin, then a uniform position in it (bins module)
             j = v.astype(np.int64)
             if p.heaps is not None:  # the heap label given the bin (heaps module)

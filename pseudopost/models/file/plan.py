@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from pseudopost.models.file.bin_points import BinPoints
 from pseudopost.models.file.bins import Bins
 from pseudopost.models.file.choice import MANY_LEVELS, ColumnChoice, choose
 from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
@@ -137,6 +138,8 @@ class ColumnPlan:
     bins: Bins | None = None  # a binned value part's declared bins
     #: inputs left out of a many-coefficient categorical's model (:func:`trimmed_inputs`)
     trimmed: tuple[str, ...] = ()
+    #: a binned column's grid points inside its bins (the ``points`` part's levels)
+    bin_points: BinPoints | None = None
 
     @property
     def name(self) -> str:
@@ -205,6 +208,8 @@ class FilePlan:
                     )
                 if p.heaps is not None:
                     reason += f"; heaps at multiples of {p.heaps.describe()}"
+                if p.bin_points is not None:
+                    reason += f"; inside a bin, {p.bin_points.describe()}"
                 left = [f"{pp.part.name}: {', '.join(pp.left_out)}" for pp in p.parts
                         if pp.left_out]  # fmt: skip
                 if left:
@@ -426,8 +431,19 @@ def heap_mask(heaps, bins, codes, bin_index, labels=None) -> np.ndarray:
     return allowed
 
 
+def _bin_points(col, bins, grid, heaps, active) -> BinPoints | None:
+    """The grid points inside a binned column's bins (``pseudopost.models.file.bin_points``): a binned column on
+    a stepped recording grid without declared heaps (declared heaps keep the heap part)."""
+    if bins is None or grid is None or grid.listed or heaps is not None:
+        return None
+    observed = active & (col.status == 0)
+    x = np.asarray(col.values, dtype=np.float64)[observed]
+    return BinPoints.build(bins, grid, x, forbidden=(*col.info.codes, *col.info.spikes))
+
+
 def _column_parts(
-    col, choice, design, X, active, masked, heaps=None, points=None, bins=None, scaled=True
+    col, choice, design, X, active, masked, heaps=None, points=None, bins=None, scaled=True,
+    bin_points=None,
 ) -> tuple[tuple, int | None, int | None, int | None]:
     """The parts of one column (module docstring) given its design ``X`` on the real records,
     its constant level or status, its constant ordinal value and its constant heap label
@@ -483,6 +499,9 @@ def _column_parts(
             options = {"n_levels": bins.n_bins, "log_widths": bins.log_widths, "scaled": scaled}
         part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
         parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
+        if bin_points is not None:  # the grid point inside the drawn bin (bin_points module)
+            part = bin_points.part(name, f"{name}.points")
+            parts.append(PartPlan("points", part, inputs=np.zeros(0, dtype=np.int64)))
     return tuple(parts), constant, value_constant, heap_constant
 
 
@@ -616,9 +635,12 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         heaps = Heaps(grids[c], decl.heaps[c]) if c in decl.heaps and c in grids else None
         points = grid_points(grids[c], encoded[c]) if choices[c].family == "cumulative" else None
         bins = decl.bins.get(c) if choices[c].family == "binned" else None
+        uniform = c in decl.uniform_in_bins
+        bin_points = None if uniform else _bin_points(encoded[c], bins, grids.get(c), heaps,
+                                                      ~fixed[c])  # fmt: skip
         parts, constant, value_constant, heap_constant = _column_parts(
             encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins,
-            scaled=c not in decl.shift_only,
+            scaled=c not in decl.shift_only, bin_points=bin_points,
         )  # fmt: skip
         del X
         mask = None
@@ -628,7 +650,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
                        fixed[c], parts, constant, value_constant, mask, grids.get(c), heaps,
-                       heap_constant, points, bins, trimmed.get(c, ()))
+                       heap_constant, points, bins, trimmed.get(c, ()), bin_points)
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})

@@ -19,6 +19,7 @@ family                                  class                                   
 ``zero_truncated_negative_binomial``    :class:`ZeroTruncatedNegativeBinomialPart`  HurdleNegativeBinomial's count part
 ``dirichlet_categorical``               :class:`DirichletCategoricalPart`           DirichletCategorical (conjugate)
 ``masked_categorical``                  :class:`MaskedCategoricalPart`              (structural zeros: a categorical over allowed levels)
+``bin_points``                          :class:`BinPointsPart`                      (a binned value's grid point inside its bin; conjugate)
 ======================================  ==========================================  ==========================
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from pseudopost.models.parts.base import SEP, Encoded, Part, PartDensity, dim_name
 from pseudopost.models.parts.bernoulli import BernoulliPart
+from pseudopost.models.parts.bin_points import BinPointsPart
 from pseudopost.models.parts.categorical import CategoricalPart
 from pseudopost.models.parts.cumulative import BinnedPart, CumulativePart
 from pseudopost.models.parts.data import PartData, group_rows, row_keys
@@ -47,6 +49,7 @@ __all__ = [
     "FAMILIES",
     "SEP",
     "BernoulliPart",
+    "BinPointsPart",
     "BinnedPart",
     "CategoricalPart",
     "CumulativePart",
@@ -87,6 +90,7 @@ FAMILIES: dict[str, type[Part]] = {
         NegativeBinomialPart,
         ZeroTruncatedNegativeBinomialPart,
         DirichletCategoricalPart,
+        BinPointsPart,
         MaskedCategoricalPart,
     )
 }

@@ -46,6 +46,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     heaps = [100, 50]                 # multiples of the grid step where answers heap
     # bins = [0, 10, 100, 1000]       # public bin edges: a histogram density (binned)
     # shift_only = true               # grid/bins: predictors shift only (default: location-scale)
+    # uniform_in_bins = true          # bins: uniform inside each (default: the grid points' shares)
 
     [file.columns.expersq]
     derived = "exper ** 2"            # a codebook's definition: computed, not modelled
@@ -118,7 +119,7 @@ __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
 _COLUMN_KEYS = (
     "model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps", "bins",
-    "derived", "shift_only", "bounds",
+    "derived", "shift_only", "bounds", "uniform_in_bins",
 )  # fmt: skip
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
@@ -262,6 +263,7 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     names = ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid", "heaps")
     out: dict[str, Any] = {k: {} for k in (*names, "bins")}
     out["shift_only"] = []
+    out["uniform_in_bins"] = []
     out["bounds"] = {}
     out["derived"] = {}
     for col, table in columns.items():
@@ -298,12 +300,13 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
             out["pm"][col] = preds
         if "grid" in table:
             out["grid"][col] = _table(f"{key}.grid", table["grid"])
-        if "shift_only" in table:
-            if not isinstance(table["shift_only"], bool):
-                raise fail(f"{key}.shift_only", table["shift_only"], "true or false",
-                           f"write {key}.shift_only = true.")  # fmt: skip
-            if table["shift_only"]:
-                out["shift_only"].append(col)
+        for flag in ("shift_only", "uniform_in_bins"):
+            if flag in table:
+                if not isinstance(table[flag], bool):
+                    raise fail(f"{key}.{flag}", table[flag], "true or false",
+                               f"write {key}.{flag} = true.")  # fmt: skip
+                if table[flag]:
+                    out[flag].append(col)
         if "derived" in table:
             if not isinstance(table["derived"], str) or not table["derived"].strip():
                 raise fail(f"{key}.derived", table["derived"], "an expression over the other "
@@ -430,6 +433,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 bins=cols["bins"],
                 max_levels=fil.get("max_levels", 10),
                 shift_only=cols["shift_only"],
+                uniform_in_bins=cols["uniform_in_bins"],
             )
         except (TypeError, ValueError) as exc:
             raise SpecError(f"spec section '[file]': {exc} Fix: correct the declaration.") from None
@@ -544,6 +548,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 named_levels=named_levels(kw.get("rules", ()), kw.get("structural_zeros", ())),
                 rng=np.random.default_rng([spec.seed, 7]),
                 declared_knots=tuple(kw.get("knots", {})),
+                uniform_in_bins=tuple(kw.get("uniform_in_bins", ())),
             )  # fmt: skip
             found = structure.declarations()
             kw["grid"] = {**found["grid"], **kw.get("grid", {})}
@@ -980,6 +985,7 @@ def _declared(decl) -> dict[str, Any]:
         "bins": {c: list(b.edges) for c, b in decl.bins.items()},
         "max_levels": decl.max_levels,
         "shift_only": decl.shift_only,
+        "uniform_in_bins": decl.uniform_in_bins,
         "derived": dict(decl.derived),
     }
 
