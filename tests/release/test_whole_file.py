@@ -275,6 +275,12 @@ def test_spec_errors_name_the_declaration(tmp_path):
     (tmp_path / "t.toml").write_text(shift.replace("shift_only = true", 'shift_only = "yes"'))
     with pytest.raises(SpecError, match=r"file.columns.age.shift_only.*true or false"):
         load_spec(tmp_path / "t.toml")
+    uniform = SPEC.format(data="survey.csv").replace("knots = [30, 50]", "uniform_in_bins = true")
+    (tmp_path / "u.toml").write_text(uniform)
+    assert load_spec(tmp_path / "u.toml").settings.declarations["uniform_in_bins"] == ("age",)
+    (tmp_path / "v.toml").write_text(uniform.replace("uniform_in_bins = true", "uniform_in_bins = 1"))
+    with pytest.raises(SpecError, match=r"file.columns.age.uniform_in_bins.*true or false"):
+        load_spec(tmp_path / "v.toml")
     (tmp_path / "h.toml").write_text(listed.replace("values = [20, 35, 50]", "values = [20]"))
     with pytest.raises(SpecError, match=r"'age': A grid's 'values' must be at least 2 distinct"):
         load_spec(tmp_path / "h.toml")
