@@ -41,10 +41,8 @@ from functools import cached_property
 
 import numpy as np
 
-from pseudopost.models.parts.base import Part
-from pseudopost.models.parts.categorical import code_support
+from pseudopost.models.parts.dirichlet_categorical import ConjugateLevelsPart
 from pseudopost.models.parts.layout import Layout, Param
-from pseudopost.models.parts.statistics import Stats
 
 __all__ = ["BinPointsPart", "log_dirichlet"]
 
@@ -66,25 +64,18 @@ def log_dirichlet(shape: np.ndarray, groups: np.ndarray, n_draws: int, rng) -> n
 
 
 @dataclass(frozen=True)
-class BinPointsPart(Part):
+class BinPointsPart(ConjugateLevelsPart):
     """Shares of the grid points inside each bin (module docstring): ``n_levels`` levels,
     ``groups`` (each level's bin, non-decreasing) and ``prior`` (each level's Dirichlet
     concentration, > 0). No predictors. Parameter ``log_p`` (dims ``level``)."""
 
-    n_levels: int = field(default=2, kw_only=True)
     groups: tuple[int, ...] = field(default=(), kw_only=True)
     prior: tuple[float, ...] = field(default=(), kw_only=True)
 
     family = "bin_points"
-    conjugate = True
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.predictors:
-            raise ValueError(
-                f"Part '{self.name}': a bin_points part takes no predictors; got "
-                f"{list(self.predictors)}."
-            )
         g = np.asarray(self.groups, dtype=np.int64)
         a = np.asarray(self.prior, dtype=np.float64)
         if g.shape != (self.n_levels,) or a.shape != (self.n_levels,):
@@ -92,17 +83,10 @@ class BinPointsPart(Part):
                 f"Part '{self.name}': 'groups' and 'prior' need one entry per level "
                 f"({self.n_levels}); got {g.size} and {a.size}."
             )
-        if self.n_levels < 1 or np.any(np.diff(g) < 0):
+        if np.any(np.diff(g) < 0):
             raise ValueError(f"Part '{self.name}': 'groups' must be non-decreasing bins.")
         if not np.all(np.isfinite(a) & (a > 0)):
             raise ValueError(f"Part '{self.name}': every 'prior' concentration must be > 0.")
-
-    @property
-    def support(self) -> str:
-        return f"an integer code in 0..{self.n_levels - 1}"
-
-    def _in_support(self, y):
-        return code_support(y, self.n_levels)
 
     @cached_property
     def layout(self) -> Layout:
@@ -110,13 +94,6 @@ class BinPointsPart(Part):
 
     def dims(self):
         return {"log_p": ("level",)}
-
-    def coords(self):
-        return {"level": [str(k) for k in range(self.n_levels)]}
-
-    def _statistics(self, y, X, w) -> dict:
-        counts = np.bincount(y.astype(np.int64), weights=w, minlength=self.n_levels)
-        return {"counts": counts.astype(np.float64)}
 
     def _loglik_grad(self, values, arrays):
         lp, counts = values["log_p"], arrays["counts"]
@@ -126,16 +103,10 @@ class BinPointsPart(Part):
     def _key_table(self, params, rows, key_row, key_y):
         return params["log_p"][:, key_y.astype(np.int64)]
 
-    def exact_draws(self, stats: Stats, n_draws: int, rng: np.random.Generator) -> dict:
-        r"""``n_draws`` exact draws of each bin's :math:`\mathrm{Dirichlet}(\text{prior} + C)`
-        (log shares)."""
-        self._check_stats(stats)
-        if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer) or n_draws < 1:
-            raise ValueError(f"'n_draws' must be a positive integer. Got {n_draws!r}.")
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"'rng' must be a numpy Generator. Got {type(rng).__name__}.")
-        shape = np.asarray(self.prior) + np.asarray(stats.arrays["counts"], np.float64)
-        return {"log_p": log_dirichlet(shape, np.asarray(self.groups), int(n_draws), rng)}
+    def _exact(self, counts, n_draws, rng) -> dict:
+        r"""Draws of each bin's :math:`\mathrm{Dirichlet}(\text{prior} + C)` (log shares)."""
+        shape = np.asarray(self.prior) + counts
+        return {"log_p": log_dirichlet(shape, np.asarray(self.groups), n_draws, rng)}
 
     def sample(self, params, X, u):
         """Levels by inversion over all levels as one categorical (the bins' shares summing to

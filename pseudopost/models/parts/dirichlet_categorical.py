@@ -13,6 +13,7 @@ without MCMC. For completeness the density is also written out on PyMC's simplex
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -23,18 +24,17 @@ from pseudopost.models.parts.categorical import check_levels, code_support
 from pseudopost.models.parts.layout import Layout, Param
 from pseudopost.models.parts.statistics import Stats
 
-__all__ = ["DirichletCategoricalPart"]
+__all__ = ["ConjugateLevelsPart", "DirichletCategoricalPart"]
 
 
 @dataclass(frozen=True)
-class DirichletCategoricalPart(Part):
-    """Dirichlet-categorical part with ``n_levels`` levels and no predictors (see the module
-    docstring). Parameter ``p`` (dims ``level``: all K levels)."""
+class ConjugateLevelsPart(Part):
+    """A part over the codes 0..``n_levels``-1 without predictors whose statistics are the
+    weighted counts of its levels and whose pseudo posterior is drawn exactly
+    (:meth:`exact_draws` checks the request, :meth:`_exact` draws): the Dirichlet parts."""
 
     n_levels: int = field(default=2, kw_only=True)
-    concentration: float = field(default=1.0, kw_only=True)
 
-    family = "dirichlet_categorical"
     conjugate = True
 
     def __post_init__(self) -> None:
@@ -42,9 +42,52 @@ class DirichletCategoricalPart(Part):
         check_levels(self, self.n_levels)
         if self.predictors:
             raise ValueError(
-                f"Part '{self.name}': a dirichlet_categorical part takes no predictors; got "
-                f"{list(self.predictors)} (use 'categorical')."
+                f"Part '{self.name}': a {self.family} part takes no predictors; got "
+                f"{list(self.predictors)}{self._predictors_hint}."
             )
+
+    _predictors_hint = ""
+
+    @property
+    def support(self) -> str:
+        return f"an integer code in 0..{self.n_levels - 1}"
+
+    def _in_support(self, y):
+        return code_support(y, self.n_levels)
+
+    def coords(self):
+        return {"level": [str(k) for k in range(self.n_levels)]}
+
+    def _statistics(self, y, X, w) -> dict:
+        counts = np.bincount(y.astype(np.int64), weights=w, minlength=self.n_levels)
+        return {"counts": counts.astype(np.float64)}
+
+    def exact_draws(self, stats: Stats, n_draws: int, rng: np.random.Generator) -> dict:
+        """``n_draws`` exact draws of the pseudo posterior given the weighted counts."""
+        self._check_stats(stats)
+        if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer) or n_draws < 1:
+            raise ValueError(f"'n_draws' must be a positive integer. Got {n_draws!r}.")
+        if not isinstance(rng, np.random.Generator):
+            raise TypeError(f"'rng' must be a numpy Generator. Got {type(rng).__name__}.")
+        return self._exact(np.asarray(stats.arrays["counts"], np.float64), int(n_draws), rng)
+
+    @abstractmethod
+    def _exact(self, counts: np.ndarray, n_draws: int, rng: np.random.Generator) -> dict:
+        """The draws (parameter -> array with a leading draw axis) given the counts."""
+
+
+@dataclass(frozen=True)
+class DirichletCategoricalPart(ConjugateLevelsPart):
+    """Dirichlet-categorical part with ``n_levels`` levels and no predictors (see the module
+    docstring). Parameter ``p`` (dims ``level``: all K levels)."""
+
+    concentration: float = field(default=1.0, kw_only=True)
+
+    family = "dirichlet_categorical"
+    _predictors_hint = " (use 'categorical')"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         a = self.concentration
         if (
             isinstance(a, bool)
@@ -54,13 +97,6 @@ class DirichletCategoricalPart(Part):
             raise ValueError(f"'concentration' must be a finite number > 0. Got {a!r}.")
         object.__setattr__(self, "concentration", float(a))
 
-    @property
-    def support(self) -> str:
-        return f"an integer code in 0..{self.n_levels - 1}"
-
-    def _in_support(self, y):
-        return code_support(y, self.n_levels)
-
     @cached_property
     def layout(self) -> Layout:
         a = (self.concentration,) * self.n_levels
@@ -68,13 +104,6 @@ class DirichletCategoricalPart(Part):
 
     def dims(self):
         return {"p": ("level",)}
-
-    def coords(self):
-        return {"level": [str(k) for k in range(self.n_levels)]}
-
-    def _statistics(self, y, X, w) -> dict:
-        counts = np.bincount(y.astype(np.int64), weights=w, minlength=self.n_levels)
-        return {"counts": counts.astype(np.float64)}
 
     def _loglik_grad(self, values, arrays):
         p, counts = values["p"], arrays["counts"]
@@ -85,15 +114,9 @@ class DirichletCategoricalPart(Part):
     def _key_table(self, params, rows, key_row, key_y):
         return np.log(params["p"][:, key_y.astype(np.int64)])
 
-    def exact_draws(self, stats: Stats, n_draws: int, rng: np.random.Generator) -> dict:
-        r"""``n_draws`` exact draws of the pseudo posterior :math:`\mathrm{Dirichlet}(a + C)`."""
-        self._check_stats(stats)
-        if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer) or n_draws < 1:
-            raise ValueError(f"'n_draws' must be a positive integer. Got {n_draws!r}.")
-        if not isinstance(rng, np.random.Generator):
-            raise TypeError(f"'rng' must be a numpy Generator. Got {type(rng).__name__}.")
-        alpha = self.concentration + np.asarray(stats.arrays["counts"], np.float64)
-        return {"p": rng.dirichlet(alpha, size=int(n_draws))}
+    def _exact(self, counts, n_draws, rng) -> dict:
+        r"""Draws of the pseudo posterior :math:`\mathrm{Dirichlet}(a + C)`."""
+        return {"p": rng.dirichlet(self.concentration + counts, size=n_draws)}
 
     def sample(self, params, X, u):
         params, X, u = self.check_sample_inputs(params, X, u)
