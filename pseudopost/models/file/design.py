@@ -12,16 +12,22 @@ only, never on the confidential data's moments (guide: *Whole files*):
   column), 0 when the value is not observed, plus **linear-spline** terms
   :math:`(t(x) - t(\kappa))_+` at each declared knot :math:`\kappa` (0 when not observed;
   named ``"{column}>{knot}"``). When the column's support :math:`[\ell, h]` is public (a
-  bounded grid, listed values or bins: declared, or from the structure stage) the value and
-  spline terms are measured in units of the support's width, :math:`(t(x) - t(\ell)) /
-  (t(h) - t(\ell))` in [0, 1] (``span``), so the coefficients' priors (sd 2.5 on the logit
-  scale) read as effects across the support whatever the column's unit: Gelman, Jakulin,
+  bounded grid, listed values or bins: declared, or from the structure stage) the value is
+  measured in units of the support's width, :math:`u = (t(x) - t(\ell)) / (t(h) - t(\ell))`
+  in [0, 1] (``span``), so the coefficients' priors (sd 2.5 on the logit scale) read as
+  effects across the support whatever the column's unit, and its spline enters as **hat
+  functions** of :math:`u` at the knots and at :math:`h` (named ``"{column}@{knot}"`` and
+  ``"{column}@high"``): the same functions as the value and hinge terms, but each
+  coefficient is the effect *at* its knot relative to :math:`\ell`. A prior on slopes would
+  forbid a steep change over a short stretch of the support (Adult: no degree at 17, many at
+  22, a slope of about 180 logits per support width under a prior sd of 2.5); a prior on
+  the effects at the knots does not. Gelman, Jakulin,
   Pittau & Su (2008) scale inputs by their sd, which is confidential; the support's width is
   public. Without it an income in dollars made a location-scale part's
   :math:`e^{-z^\top\gamma}` overflow (a dispersion coefficient of 0.01 per dollar is
   :math:`e^{1000}` at 10^5 dollars) and a record's log-likelihood reach -10^274.
   Knots are public: declared (e.g. from a codebook's bands) or released by the structure
-  stage at the column's noisy quartiles (:mod:`pseudopost.mechanisms.structure`, paid from
+  stage at the column's noisy quantiles (:mod:`pseudopost.mechanisms.structure`, paid from
   ``structure_epsilon``); knots read off the data's quantiles here would be outside every
   budget. They may be declared for some later columns only; the others take the value alone
   (each knot costs one coefficient per level of a categorical column's model).
@@ -128,11 +134,19 @@ class ColumnFeatures:
         return [n for n, _ in self._indicator_levels]
 
     @property
+    def _hats(self) -> bool:
+        """Whether the value enters as hat functions (knots on a public support)."""
+        return bool(self.knots) and self.span is not None
+
+    @property
     def names(self) -> list[str]:
         out = self.indicator_names
         if self._has_value:
-            base = _text(self.transform, self.column.name)
-            out = [*out, base, *(f"{self.column.name}>{k:g}" for k in self.knots)]
+            name = self.column.name
+            if self._hats:
+                return [*out, *(f"{name}@{k:g}" for k in self.knots), f"{name}@high"]
+            base = _text(self.transform, name)
+            out = [*out, base, *(f"{name}>{k:g}" for k in self.knots)]
         return out
 
     @property
@@ -158,10 +172,12 @@ class ColumnFeatures:
         x = np.zeros(status.shape[0])
         with np.errstate(divide="ignore", invalid="ignore"):
             x[obs] = self._unit(_apply(self.transform, np.asarray(values, dtype=np.float64)[obs]))
-        cols = [ind, x[:, None]]
-        for k in self.knots:
-            tk = float(self._unit(_apply(self.transform, np.array([k])))[0])
-            cols.append(np.where(obs, np.maximum(x - tk, 0.0), 0.0)[:, None])
+        tk = [float(self._unit(_apply(self.transform, np.array([k])))[0]) for k in self.knots]
+        if self._hats:
+            cols = [ind, np.where(obs[:, None], _hat_basis(x, tk), 0.0)]
+        else:
+            cols = [ind, x[:, None]]
+            cols += [np.where(obs, np.maximum(x - t, 0.0), 0.0)[:, None] for t in tk]
         out = np.concatenate(cols, axis=1)
         if not np.isfinite(out).all():
             i = int(np.flatnonzero(~np.isfinite(out).all(axis=1))[0])
@@ -170,6 +186,17 @@ class ColumnFeatures:
                 f"{_text(self.transform, self.column.name)}."
             )
         return out
+
+
+def _hat_basis(x: np.ndarray, knots: list[float]) -> np.ndarray:
+    r"""(n, m + 1) hat functions of unit values ``x`` in [0, 1] at the ``m`` interior knots
+    and at 1: :math:`h_j(x)` is 1 at knot j, 0 at the knots beside it, linear between
+    (the first rises from 0 at the support's low end; the last, at 1, from the last knot). Their
+    span is the hinge basis' (continuous piecewise-linear functions, 0 at the low end, breaks
+    at the knots); each coefficient is the effect *at* its knot."""
+    grid = np.concatenate([[0.0], np.asarray(knots, dtype=np.float64), [1.0]])
+    eye = np.eye(grid.size)[:, 1:]
+    return np.stack([np.interp(x, grid, eye[:, j]) for j in range(grid.size - 1)], axis=1)
 
 
 def public_span(transform: object, low: float, high: float) -> tuple[float, float] | None:

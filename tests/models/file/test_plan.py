@@ -98,6 +98,35 @@ def test_design_features_of_earlier_columns(frame):
     )
 
 
+def test_knots_on_a_public_support_enter_as_hat_functions(frame):
+    """On a public support [16, 80] the knots' terms are hat functions of the unit value, each
+    1 at its knot and 0 at the knots beside it: the same functions as the hinge basis (value
+    and (x - knot)_+) but with coefficients that are effects at the knots, so a steep change
+    over a short stretch (schooling between ages 17 and 21) is not a large slope under the
+    prior. Without knots the value alone, in units of the support's width."""
+    grid = {"age": {"step": 1, "bounds": [16, 80]}}
+    with_knots = _by_name(_plan(frame, grid=grid, knots={"age": [20, 48]}))["hours"].design
+    plain = _by_name(_plan(frame, grid=grid))["hours"].design
+    assert [n for n in with_knots.names if n.startswith("age")] == ["age@20", "age@48", "age@high"]
+    assert [n for n in plain.names if n.startswith("age")] == ["age"]
+    states = {p.name: (p.column.status, p.column.values) for p in _plan(frame, grid=grid).plans}
+    Xk = with_knots.matrix(states, len(frame))
+    Xp = plain.matrix(states, len(frame))
+    u = (frame.age.to_numpy() - 16) / 64
+    at = [with_knots.names.index(n) for n in ("age@20", "age@48", "age@high")]
+    np.testing.assert_allclose(Xp[:, plain.names.index("age")], u)
+    hats = Xk[:, at]
+    k1, k2 = 4 / 64, 32 / 64
+    np.testing.assert_allclose(hats[:, 0], np.where(u <= k1, u / k1, np.maximum(0, (k2 - u) / (k2 - k1))))
+    np.testing.assert_allclose(hats[:, 2], np.maximum(0, (u - k2) / (1 - k2)))
+    np.testing.assert_allclose(hats.sum(axis=1)[u >= k1], 1.0)  # a partition of unity past 20
+    # the hinge basis' functions lie in the hats' span, exactly
+    hinge = np.column_stack([u, np.maximum(u - k1, 0), np.maximum(u - k2, 0)])
+    coef, *_ = np.linalg.lstsq(hats, hinge, rcond=None)
+    np.testing.assert_allclose(hats @ coef, hinge, atol=1e-12)
+    assert np.linalg.matrix_rank(hats) == 3
+
+
 def test_knots_for_listed_columns_only(frame):
     """Knots declared for some later columns: those get the spline terms, the others the value
     alone, and the design's columns are the same functions of the data either way."""
