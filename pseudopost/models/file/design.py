@@ -139,15 +139,24 @@ class ColumnFeatures:
         return bool(self.knots) and self.span is not None
 
     @property
+    def _spline_knots(self) -> list[tuple[float, float]]:
+        """(knot, its position on the value's scale) of each spline term. For hat functions
+        only the knots strictly inside the support: a hinge at or beyond an end is constant or
+        linear there, so dropping it leaves the span unchanged."""
+        t = self._unit(_apply(self.transform, np.asarray(self.knots, dtype=np.float64)))
+        pairs = [(float(k), float(v)) for k, v in zip(self.knots, t, strict=True)]
+        return [(k, v) for k, v in pairs if 0.0 < v < 1.0] if self._hats else pairs
+
+    @property
     def names(self) -> list[str]:
         out = self.indicator_names
-        if self._has_value:
-            name = self.column.name
-            if self._hats:
-                return [*out, *(f"{name}@{k:g}" for k in self.knots), f"{name}@high"]
-            base = _text(self.transform, name)
-            out = [*out, base, *(f"{name}>{k:g}" for k in self.knots)]
-        return out
+        if not self._has_value:
+            return out
+        name = self.column.name
+        if self._hats:
+            return [*out, *(f"{name}@{k:g}" for k, _ in self._spline_knots), f"{name}@high"]
+        return [*out, _text(self.transform, name),
+                *(f"{name}>{k:g}" for k, _ in self._spline_knots)]  # fmt: skip
 
     @property
     def width(self) -> int:
@@ -172,7 +181,7 @@ class ColumnFeatures:
         x = np.zeros(status.shape[0])
         with np.errstate(divide="ignore", invalid="ignore"):
             x[obs] = self._unit(_apply(self.transform, np.asarray(values, dtype=np.float64)[obs]))
-        tk = [float(self._unit(_apply(self.transform, np.array([k])))[0]) for k in self.knots]
+        tk = [t for _, t in self._spline_knots]
         if self._hats:
             cols = [ind, np.where(obs[:, None], _hat_basis(x, tk), 0.0)]
         else:

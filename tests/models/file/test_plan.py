@@ -127,6 +127,20 @@ def test_knots_on_a_public_support_enter_as_hat_functions(frame):
     assert np.linalg.matrix_rank(hats) == 3
 
 
+def test_knots_at_or_beyond_a_public_supports_ends_add_no_hat(frame):
+    """A declared knot at or past an end of the public support (a codebook's band edge beyond
+    a declared range) would be a hinge that is linear or zero there: as hat functions it adds
+    nothing, so it is left out, and the design is the one without it."""
+    grid = {"age": {"step": 1, "bounds": [16, 80]}}
+    inside = _by_name(_plan(frame, grid=grid, knots={"age": [20, 48]}))["hours"].design
+    wide = _by_name(_plan(frame, grid=grid, knots={"age": [10, 16, 20, 48, 80, 95]}))
+    design = wide["hours"].design
+    assert design.names == inside.names
+    states = {c: (p.column.status, p.column.values) for c, p in wide.items()}
+    np.testing.assert_array_equal(design.matrix(states, len(frame)),
+                                  inside.matrix(states, len(frame)))  # fmt: skip
+
+
 def test_knots_for_listed_columns_only(frame):
     """Knots declared for some later columns: those get the spline terms, the others the value
     alone, and the design's columns are the same functions of the data either way."""
