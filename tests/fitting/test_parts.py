@@ -9,6 +9,7 @@ import arviz_stats as azs
 import numpy as np
 import pymc as pm
 import pytest
+import xarray as xr
 
 from pseudopost.fitting.parts import PartSampler, nutpie_model, sample_part, shared_data
 from pseudopost.models.parts import PartData, make_part
@@ -173,7 +174,7 @@ def _sq_ess(post, name):
 
 
 def test_trees_are_capped_in_whitened_variables_only(monkeypatch):
-    """With a dense Laplace factor the trees stop at 2**6 - 1 = 63 leapfrog steps (the draws'
+    """With a dense Laplace factor the trees stop at 2**3 - 1 = 7 leapfrog steps (the draws'
     n_steps say so); with the diagonal fallback nutpie keeps its depth of 10."""
     import pseudopost.fitting.laplace as laplace
     import pseudopost.fitting.parts as parts
@@ -183,13 +184,76 @@ def test_trees_are_capped_in_whitened_variables_only(monkeypatch):
     monkeypatch.setattr(
         parts, "run_nutpie", lambda *a, **k: seen.append(k["maxdepth"]) or run(*a, **k)
     )
+    monkeypatch.setattr(parts, "_stuck", lambda tree: False)
     part, data, w = _ordinal()
     stats = part.statistics(data, w)
     tree = PartSampler(part, stats).sample(stats, draws=50, tune=50, chains=1, seed=1)
-    assert seen == [parts.WHITENED_MAXDEPTH] == [6]
-    assert int(tree["sample_stats"]["n_steps"].max()) <= 63
+    assert seen == [parts.WHITENED_MAXDEPTH] == [3]
+    assert int(tree["sample_stats"]["n_steps"].max()) <= 7
     x0, L = laplace.laplace_transform(part, stats)
     diagonal = lambda *a, **k: (x0, np.diag(np.sqrt(np.diag(L @ L.T))), False)  # noqa: E731
     monkeypatch.setattr(laplace, "laplace_approximation", diagonal)
     PartSampler(part, stats).sample(stats, draws=5, tune=5, chains=1, seed=1)
     assert seen[-1] == 10
+
+
+def _chains(means, draws=250, seed=0, walk=False, constant=False):
+    """A posterior-only tree of two parameters, one chain per entry of ``means`` (a random
+    walk instead of independent draws with ``walk``)."""
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((len(means), draws, 2))
+    if walk:
+        z = np.cumsum(z, axis=1) / 5
+    z += np.asarray(means, dtype=float)[:, None, None]
+    post = xr.Dataset({"beta": (("chain", "draw", "predictor"), z)})
+    if constant:
+        post["gamma"] = (("chain", "draw"), np.ones(z.shape[:2]))
+    return xr.DataTree.from_dict({"posterior": post})
+
+
+def test_a_run_is_stuck_when_chains_disagree_or_barely_move():
+    """Independent draws: not stuck; chains a posterior sd apart (R-hat far above 1.05) or a
+    slow random walk (bulk ESS far below 10 % of the draws): stuck. A parameter constant over
+    the draws is left out, not read as stuck."""
+    import pseudopost.fitting.parts as parts
+
+    assert not parts._stuck(_chains([0.0, 0.0]))
+    assert parts._stuck(_chains([0.0, 1.0]))
+    assert parts._stuck(_chains([0.0, 0.0], walk=True))
+    assert not parts._stuck(_chains([0.0, 0.0], constant=True))
+    assert (
+        parts._least_ess(_chains([0.0, 0.0], walk=True))
+        < 50
+        < parts._least_ess(_chains([0.0, 0.0]))
+    )
+
+
+def test_a_stuck_run_is_drawn_again_with_a_low_rank_mass_matrix(monkeypatch):
+    """When the first (diagonal, depth-3) run is stuck, the part is drawn a second time with
+    nutpie's low-rank adaptation, trees up to 15 steps and at least 150 tuning steps, on the
+    next seed; the tree says so, and it keeps the run with the larger least ESS."""
+    import pseudopost.fitting.parts as parts
+
+    seen = []
+    run = parts.run_nutpie
+    monkeypatch.setattr(parts, "run_nutpie", lambda *a, **k: seen.append(k) or run(*a, **k))
+    monkeypatch.setattr(parts, "_stuck", lambda tree: True)
+    part, data, w = _ordinal()
+    stats = part.statistics(data, w)
+    tree = PartSampler(part, stats).sample(stats, draws=60, tune=20, chains=2, seed=3)
+    first, second = seen
+    assert (first["adaptation"], first["maxdepth"], first["tune"], first["seed"]) == (
+        "diag",
+        3,
+        20,
+        3,
+    )
+    assert (second["adaptation"], second["maxdepth"], second["tune"], second["seed"]) == (
+        "low_rank",
+        parts.RETRY_MAXDEPTH,
+        parts.RETRY_MIN_TUNE,
+        4,
+    )
+    assert (parts.RETRY_MAXDEPTH, parts.RETRY_MIN_TUNE) == (4, 150)
+    assert "stuck" in tree["sample_stats"].attrs["rerun"]
+    assert (tree["posterior"].sizes["chain"], tree["posterior"].sizes["draw"]) == (2, 60)

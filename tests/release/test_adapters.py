@@ -228,7 +228,7 @@ def test_whole_file_spec_defaults_are_synthesize_defaults(tmp_path, lighter_spec
     assert st.options["risk_fit"] == defaults["risk_fit"] == "laplace"
     assert (st.draws, st.tune, st.chains) == (
         defaults["draws"], defaults["tune"], defaults["chains"]
-    ) == (250, 250, 2)  # fmt: skip
+    ) == (250, 100, 2)  # fmt: skip
 
 
 def test_whole_file_spec_declares_derived_columns(tmp_path, lighter_spec):

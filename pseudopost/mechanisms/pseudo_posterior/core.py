@@ -123,7 +123,7 @@ FILE_WEIGHT_FLOOR = 0.5
 FILE_RAKE_MIN_WEIGHT = None
 #: the sampling of every part of a whole-file release: draws, tuning steps, chains (sized for
 #: what the mechanism needs from the draws: pseudopost.synthesize's ``draws``)
-FILE_DRAWS, FILE_TUNE, FILE_CHAINS = 250, 250, 2
+FILE_DRAWS, FILE_TUNE, FILE_CHAINS = 250, 100, 2
 _NO_CENSOR = 1e300  # censor bound of the unweighted (ordinary) posterior of a censored model
 
 

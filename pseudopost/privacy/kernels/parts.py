@@ -42,11 +42,14 @@ of ``per_draw`` (sums add, up to rounding). Draw blocks never change any result.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from numba import njit, prange
+from threadpoolctl import threadpool_limits
 
 from pseudopost.models.parts import SEP, Encoded, GroupedData, Part, PartData, row_keys
 from pseudopost.privacy.decomposition import Decomposition, Unrestricted
@@ -291,21 +294,33 @@ class PartAccountant:
         return out, next(iter(counts.values()))
 
     def tables(self, per_part: list[dict], sl: slice) -> tuple[np.ndarray, ...]:
-        """(LT, ET, ginv, gconst) for the draws ``sl`` (key-major, contiguous per key)."""
+        """(LT, ET, ginv, gconst) for the draws ``sl`` (key-major, contiguous per key).
+
+        The parts' tables are computed in parallel threads (their Numba kernels release the
+        GIL), each with BLAS on one thread, so that a table's rounding never depends on the
+        schedule; each part writes its own rows."""
         b = len(range(*sl.indices(next(iter(per_part[0].values())).shape[0])))
         LT = np.zeros((self._n_keys + 1, b))
-        for j, off in zip(self._look, self._look_offsets, strict=True):
-            params = {k: v[sl] for k, v in per_part[j].items()}
-            e = self.encoded[j]
-            LT[off : off + e.n_keys] = self.parts[j].table(params, e).T
         ET = np.zeros((self._n_rows, b))
         ginv = np.zeros((len(self._gauss), b))
         gconst = np.zeros((len(self._gauss), b))
+
+        def table(j: int):
+            return self.parts[j].table({k: v[sl] for k, v in per_part[j].items()},
+                                       self.encoded[j])  # fmt: skip
+
+        jobs = [*self._look, *self._gauss]
+        with threadpool_limits(1, user_api="blas"):
+            if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
+                with ThreadPoolExecutor(min(len(jobs), os.cpu_count() or 1)) as pool:
+                    out = dict(zip(jobs, pool.map(table, jobs), strict=True))
+            else:
+                out = {j: table(j) for j in jobs}
+        for j, off in zip(self._look, self._look_offsets, strict=True):
+            LT[off : off + self.encoded[j].n_keys] = out[j].T
         for c, (j, off) in enumerate(zip(self._gauss, self._gauss_offsets, strict=True)):
-            params = {k: v[sl] for k, v in per_part[j].items()}
-            e = self.encoded[j]
-            eta, ginv[c], gconst[c] = self.parts[j].table(params, e)
-            ET[off : off + e.rows.shape[0]] = eta.T
+            eta, ginv[c], gconst[c] = out[j]
+            ET[off : off + self.encoded[j].rows.shape[0]] = eta.T
         return LT, ET, ginv, gconst
 
     def _values(self, tabs, records) -> np.ndarray:

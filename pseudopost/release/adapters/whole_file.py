@@ -51,7 +51,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     [file.columns.expersq]
     derived = "exper ** 2"            # a codebook's definition: computed, not modelled
 
-    [sampling]                        # default: pseudopost.synthesize's (2 x 250 after 250)
+    [sampling]                        # default: pseudopost.synthesize's (2 x 250 after 100)
     draws = 500
     tune = 500
     chains = 2
