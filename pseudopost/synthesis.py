@@ -471,8 +471,9 @@ def synthesize(
         variables its Laplace approximation whitens, where 100 tuning steps settle the step
         size and trees of at most 7 leapfrog steps decorrelate the draws; a run that has not
         mixed (R-hat above 1.05 or a bulk ESS below 10 % of the draws) is drawn again with a
-        low-rank mass matrix and longer tuning (:class:`~pseudopost.fitting.parts.
-        PartSampler`; the tree's ``sample_stats`` say ``rerun``). Synthesis needs one draw per synthetic
+        low-rank mass matrix and longer tuning
+        (``pseudopost.fitting.parts.PartSampler``; the tree's ``sample_stats`` say
+        ``rerun``). Synthesis needs one draw per synthetic
         dataset. The risk scores :math:`L_i = \max_m |f(x_i \mid \theta_m)|` and the
         accountant's :math:`\Delta_i = \max_m |\alpha_i f(x_i \mid \theta_m)|` are maxima
         over the M = chains x draws draws, so they grow with M, slowly: for a record whose
