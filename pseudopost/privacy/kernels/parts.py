@@ -310,9 +310,10 @@ class PartAccountant:
                                        self.encoded[j])  # fmt: skip
 
         jobs = [*self._look, *self._gauss]
+        workers = min(len(jobs), os.cpu_count() or 1)
         with threadpool_limits(1, user_api="blas"):
-            if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
-                with ThreadPoolExecutor(min(len(jobs), os.cpu_count() or 1)) as pool:
+            if workers > 1:
+                with ThreadPoolExecutor(workers) as pool:
                     out = dict(zip(jobs, pool.map(table, jobs), strict=True))
             else:
                 out = {j: table(j) for j in jobs}
