@@ -37,7 +37,8 @@ sampled by NUTS (264 levels and 8 predictors: 2,367), which takes minutes to hou
 prior on a file of a few thousand records. Such a column (kept or synthesized) is also left out
 of later columns' predictors by default (:mod:`pseudopost.models.file.plan`), which would
 otherwise each gain K - 1 one-hot columns. A declared ``predictor_matrix`` row for the column,
-a declared model, or a declared interaction naming it, overrides either default. (Not yet
+a declared model, or a declared interaction naming it, overrides either default; planning
+warns, naming them, of the synthesized columns left with no relation to it. (Not yet
 done: a declared public hierarchy, e.g. industry within 14 industry groups, would let the
 column depend on earlier columns through its group and enter later columns' models as its
 group, at the group's few levels; it needs a ``hierarchy`` declaration in ``synthesize``.)

@@ -253,6 +253,33 @@ def _unlinked_text(col: EncodedColumn) -> str:
     )
 
 
+def _warn_cut_off(
+    unlinked: tuple[str, ...], order: tuple[str, ...], inputs_of: dict, encoded: dict
+) -> None:
+    """Warn, naming them, of the synthesized columns a many-level column is cut off from: it
+    is not among their predictors and they are not among its own, so the synthetic file keeps
+    no relation between them (a recode of the column, such as an occupation group, will not
+    match it: GSS wages' 533-level occupation code and its 11-level recode, S_pMSE 362 against
+    synthpop's 1.10 in ``benchmarks/defaults.py``)."""
+    for c in unlinked:
+        cut = [x for x in order
+               if x != c and c not in inputs_of[x] and x not in inputs_of.get(c, ())]  # fmt: skip
+        if not cut:
+            continue
+        shown = ", ".join(repr(x) for x in cut[:5]) + (f" and {len(cut) - 5} more" if len(cut) > 5
+                                                        else "")  # fmt: skip
+        warnings.warn(
+            f"Column {c!r} has {len(encoded[c].observed_levels)} levels (more than "
+            f"{MANY_LEVELS}): by default it is no predictor of other columns and has none of its "
+            f"own, so the synthetic file keeps no relation between it and {shown}; a column "
+            f"recoded or assigned from it will not match it. Name it in a column's "
+            f"'predictor_matrix' row to keep that relation (one coefficient per level), or "
+            f"leave such a column out.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
 def many_level_columns(encoded: dict[str, EncodedColumn], decl: Declarations) -> tuple[str, ...]:
     """The columns left out of later columns' predictors by default: categorical or ordinal
     columns with more than :data:`~pseudopost.models.file.choice.MANY_LEVELS` observed levels
@@ -442,7 +469,16 @@ def _bin_points(col, bins, grid, heaps, active) -> BinPoints | None:
 
 
 def _column_parts(
-    col, choice, design, X, active, masked, heaps=None, points=None, bins=None, scaled=True,
+    col,
+    choice,
+    design,
+    X,
+    active,
+    masked,
+    heaps=None,
+    points=None,
+    bins=None,
+    scaled=True,
     bin_points=None,
 ) -> tuple[tuple, int | None, int | None, int | None]:
     """The parts of one column (module docstring) given its design ``X`` on the real records,
@@ -602,6 +638,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         if (choices[c].model == "dirichlet_categorical" and c not in decl.models
                 and c not in decl.predictor_matrix):  # fmt: skip
             inputs_of[c] = ()
+    _warn_cut_off(unlinked, order, inputs_of, encoded)
     trimmed = {}
     declared_for = {c2 for where in decl.knot_columns.values() for c2 in where}
     for c in order:  # a many-coefficient multinomial logit: its widest inputs left out

@@ -159,7 +159,9 @@ def test_make_plan_screens_first():
 def test_many_level_column_plan():
     f = _many()
     assert f["code"].nunique() > MANY_LEVELS
-    plan = make_plan(f, Declarations.from_arguments())
+    with pytest.warns(UserWarning, match=r"Column 'code' has \d+ levels .*keeps no relation "
+                      r"between it and 'sex', 'age', 'income'"):  # fmt: skip
+        plan = make_plan(f, Declarations.from_arguments())
     by = {p.name: p for p in plan.plans}
     code = by["code"]
     assert [pp.part.family for pp in code.parts] == ["dirichlet_categorical"]
@@ -186,13 +188,17 @@ def test_many_level_column_declarations_override():
     plan = make_plan(f, Declarations.from_arguments(predictor_matrix={"code": ["sex"]}))
     code = {p.name: p for p in plan.plans}["code"]
     assert code.choice.model == "categorical" and code.design.columns == ("sex",)
-    # a later column's declared row may name it
-    plan = make_plan(f, Declarations.from_arguments(predictor_matrix={"income": ["code"]}))
+    # a later column's declared row may name it; the others are still cut off from it
+    with pytest.warns(UserWarning, match=r"between it and 'sex', 'age';") as caught:
+        plan = make_plan(f, Declarations.from_arguments(predictor_matrix={"income": ["code"]}))
+    assert not any("'income'" in str(w.message) for w in caught)
     assert {p.name: p for p in plan.plans}["income"].design.columns == ("code",)
     # a column with 50 levels is not a many-level column
     g = f.copy()
     g["code"] = pd.Categorical([f"c{k % MANY_LEVELS}" for k in range(len(g))])
-    plan = make_plan(g, Declarations.from_arguments())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # nothing is cut off: no warning
+        plan = make_plan(g, Declarations.from_arguments())
     by = {p.name: p for p in plan.plans}
     assert by["code"].choice.model == "categorical"
     assert "code" in by["income"].design.columns
