@@ -370,23 +370,18 @@ def _codebook_kwargs(spec: dict) -> tuple[dict, str]:
     return kwargs, note
 
 
-def outside_support(real: pd.DataFrame, syn: pd.DataFrame, bounds: dict) -> tuple[int, str]:
-    """Synthetic numeric values below the real minimum or above the real maximum of their
-    column, or outside its declared range, or non-integers where every real value is an
-    integer: their number and where they are."""
+def outside(syn: pd.DataFrame, ranges: dict, codes: dict | None = None) -> tuple[int, str]:
+    """Synthetic numeric values outside their column's ``ranges`` entry ``(low, high,
+    integer)``, or non-integers where ``integer``; values among a column's declared missing
+    ``codes`` are not values: their number and where they are."""
     total, where = 0, []
-    for c in real.columns:
-        if not _is_numeric(real[c]):
+    for c, (lo, hi, integer) in ranges.items():
+        x = pd.to_numeric(syn[c], errors="coerce").dropna()
+        x = x[~x.isin((codes or {}).get(c, ()))].to_numpy(dtype=float)
+        if len(x) == 0:
             continue
-        r = real[c].dropna().to_numpy(dtype=float)
-        x = pd.to_numeric(syn[c], errors="coerce").dropna().to_numpy(dtype=float)
-        if len(r) == 0 or len(x) == 0:
-            continue
-        lo, hi = r.min(), r.max()
-        if c in bounds:
-            lo, hi = max(lo, bounds[c][0]), min(hi, bounds[c][1])
         low, high = x < lo, x > hi
-        frac = (x != np.round(x)) if np.all(r == np.round(r)) else np.zeros(len(x), bool)
+        frac = (x != np.round(x)) if integer else np.zeros(len(x), bool)
         bad = int((low | high | frac).sum())
         if bad:
             total += bad
@@ -394,6 +389,23 @@ def outside_support(real: pd.DataFrame, syn: pd.DataFrame, bounds: dict) -> tupl
                      ((low, "low"), (high, "high"), (frac, "non-integer")) if m.any()]  # fmt: skip
             where.append(f"{c}: {', '.join(parts)} ({x.min():.4g} to {x.max():.4g})")
     return total, "; ".join(where)
+
+
+def real_ranges(real: pd.DataFrame, bounds: dict) -> dict[str, tuple[float, float, bool]]:
+    """Each numeric column's real range (its minimum and maximum on ``real``, inside its
+    declared ``bounds``) and whether every real value is an integer."""
+    out = {}
+    for c in real.columns:
+        if not _is_numeric(real[c]):
+            continue
+        r = real[c].dropna().to_numpy(dtype=float)
+        if len(r) == 0:
+            continue
+        lo, hi = r.min(), r.max()
+        if c in bounds:
+            lo, hi = max(lo, bounds[c][0]), min(hi, bounds[c][1])
+        out[c] = (lo, hi, bool(np.all(r == np.round(r))))
+    return out
 
 
 def _to_csv(frame: pd.DataFrame, path: Path, numeric: dict[str, bool]) -> None:
@@ -459,23 +471,6 @@ def release_support(out, spec: dict) -> dict[str, tuple[float, float, bool]]:
     for c, col in ({} if structure is None else structure.columns).items():
         support[c] = (float(col.support[0]), float(col.support[1]), bool(col.integer))
     return support
-
-
-def outside_release_support(syn: pd.DataFrame, support: dict, codes: dict) -> tuple[int, str]:
-    """Synthetic values outside their column's release support (:func:`release_support`), or
-    non-integers in an integer column; declared missing codes (``codes``) are not values."""
-    total, where = 0, []
-    for c, (lo, hi, integer) in support.items():
-        if c not in syn.columns:
-            continue
-        x = pd.to_numeric(syn[c], errors="coerce").dropna()
-        x = x[~x.isin(codes.get(c, ()))].to_numpy(dtype=float)
-        bad = (x < lo) | (x > hi) | ((x != np.round(x)) if integer else False)
-        if bad.any():
-            total += int(bad.sum())
-            where.append(f"{c}: {int(bad.sum())} outside [{lo:.4g}, {hi:.4g}]"
-                         + (" or non-integer" if integer else ""))  # fmt: skip
-    return total, "; ".join(where)
 
 
 def _synthpop_files(train: pd.DataFrame, spec: dict, seed: int, k: int, proper: bool = False):
@@ -587,22 +582,18 @@ def run_file(name: str, args) -> tuple[list[dict], str]:
     print(f"{name}: SDMetrics and anonymeter done", flush=True)
     disclosure = {s: disclosure_measures(m_train, fs[0][cols], spec["keys"], spec["secret"])
                   for s, fs in m_files.items() if s in main}  # fmt: skip
-    codes = (
-        {c: list(v) for c, v in (kwargs.get("missing_codes") or {}).items()}
-        if isinstance(kwargs.get("missing_codes"), dict)
-        else {}
-    )
+    codes = kwargs.get("missing_codes") if isinstance(kwargs.get("missing_codes"), dict) else {}
+    real = real_ranges(train, bounds)
     for row in rows:
         s = row["synthesizer"]
         if s not in synthesizers:
             continue
         sp = [u["S_pMSE"] for u in ug[s] if u is not None]
         ov = [c["mean_ci_overlap"] for c in ci[s] if c is not None]
-        n_out, where = outside_support(train, pd.concat(synthesizers[s]), bounds)
+        pooled = pd.concat(synthesizers[s])
+        n_out, where = outside(pooled, real)
         n_rel, where_rel = (
-            (np.nan, "")
-            if s not in (UNWEIGHTED, WEIGHTED)
-            else outside_release_support(pd.concat(synthesizers[s]), support, codes)
+            outside(pooled, support, codes) if s in (UNWEIGHTED, WEIGHTED) else (np.nan, "")
         )
         row |= {"S_pMSE": np.mean(sp) if sp else np.nan,
                 "S_pMSE files": " / ".join(f"{v:.3g}" for v in sp),
