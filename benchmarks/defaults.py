@@ -15,9 +15,11 @@ seeded 20 % **control split** is set aside that no synthesizer sees; on the othe
   **unweighted** synthesizer (``out.synthesize(weighted=False)``, epsilon
   ``out.unweighted_epsilon``) and the **weighted** one (``out.synthetic``, ``out.epsilon``),
   and the structure stage's epsilon (``out.structure_epsilon`` where the package has it). The
-  codebook facts are missing codes, questionnaire rules that are deterministic, and the valid
+  codebook facts are missing codes, questionnaire rules that are deterministic, the valid
   ranges a codebook states (passed as ``bounds=`` when ``pp.synthesize`` takes it, else
-  printed as not passed); never a value read off the data.
+  printed as not passed), definitions of derived columns, and the classification a data
+  dictionary states (``hierarchy=``: a code within its group, a score assigned from a code;
+  names of columns only); never a value read off the data.
 
 Measures, the same definitions for all three synthesizers, each against the 80 % it was
 trained on:
@@ -123,7 +125,7 @@ def _gss_wages() -> pd.DataFrame:
 
 
 #: the files: loader, source, the codebook facts given to pp.synthesize (``missing_codes``,
-#: ``rules``, ``bounds``: nothing else), the main-effects regression (chosen before any
+#: ``rules``, ``bounds``, ``derived``, ``hierarchy``: nothing else), the main-effects regression (chosen before any
 #: synthetic result was seen), anonymeter's inference secret, and the columns synthpop gets as
 #: numbers (``syn()`` stops on a factor of more than 60 levels)
 FILES = {
@@ -300,10 +302,13 @@ FILES = {
         "load": _gss_wages,
         "source": "General Social Survey 1974-2018 (NORC), via R stevedata::gss_wages",
         "codebook": {
-            # prestige and the recoded group are assigned from the occupation code
+            # the data dictionary: the occupation code is classified within its census major
+            # group (occrecode), and the prestige score is assigned from the occupation code;
+            # the three are missing together
+            "hierarchy": {"occ10": "occrecode", "prestg10": "occ10"},
             "rules": [
+                "occ10 is missing when occrecode is missing",
                 "prestg10 is missing when occ10 is missing",
-                "occrecode is missing when occ10 is missing",
             ],
             "bounds": {
                 # the GSS codebook: AGE 18-89 (89 = 89 or older), CHILDS 0-8 (8 = eight or
@@ -317,8 +322,9 @@ FILES = {
         "integers": ["age", "childs", "prestg10"],
         "facts": "age, childs and prestg10 whole numbers; "
         "empty cells missing; occ10 (2010 census occupation code, 538 levels in the "
-        "file) a categorical as its data dictionary says; prestg10 and occrecode missing when "
-        "occ10 is (both assigned from it); age 18-89 (89 = 89 or older), childs 0-8 (8 = eight "
+        "file) a categorical as its data dictionary says, classified within occrecode (its "
+        "census major group), prestg10 assigned from it (hierarchy); the three missing "
+        "together; age 18-89 (89 = 89 or older), childs 0-8 (8 = eight "
         "or more), prestg10 16-80, year 1974-2018",
         "regression": (
             "realrinc",

@@ -298,6 +298,7 @@ def synthesize(
     rules: Sequence[Rule | str | Mapping] = (),
     structural_zeros: Sequence[StructuralZero | str | Mapping] = (),
     derived: Mapping[str, str] | None = None,
+    hierarchy: Mapping[str, str] | None = None,
     order: Sequence[str] | None = None,
     predictor_matrix: Mapping[str, Sequence[str]] | None = None,
     models: Mapping[str, str] | None = None,
@@ -357,6 +358,15 @@ def synthesize(
         (``{"expersq": "exper ** 2", "lwage": "log(hrwage)"}``): not modelled, computed from
         the synthetic columns (synthpop's passive synthesis; post-processing, no budget),
         checked on the real records before any work (:mod:`pseudopost.models.file.derived`).
+    hierarchy
+        Column -> its parent column, a codebook's classification: the column is classified
+        within the parent (``{"occ10": "occrecode"}``: an occupation code within its major
+        group) or assigned from it (``{"prestg10": "occ10"}``: a prestige score looked up from
+        the occupation code). The child is drawn right after its parent, given the parent
+        alone, from one Dirichlet over its levels per parent level (conjugate, exact draws;
+        :mod:`pseudopost.models.file.nesting`), so a many-level code keeps its group's
+        relations with the other columns and a column assigned from it stays consistent. The
+        parent is categorical; the child categorical, or an integer column with a bounded range.
     order
         Columns to synthesize in visit order (default: every column not kept or dropped, in the
         frame's order); every other column must be in ``keep`` or ``drop``.
@@ -553,6 +563,7 @@ def synthesize(
         rules=rules,
         structural_zeros=structural_zeros,
         derived=derived,
+        hierarchy=hierarchy,
         codebook=codebook,
         grid=grid,
         heaps=heaps,
@@ -583,7 +594,10 @@ def synthesize(
         for c, s in structure.columns.items():
             why = _STRUCTURE_REASON[s.model] + (
                 "; spikes (DP) at " + ", ".join(f"{v:g}" for v in s.spikes) if s.spikes else "")
-            choices.loc[choices.column == c, "reason"] = why
+            at = choices.column == c
+            if c in (hierarchy or {}):  # its support from the stage, its model the nesting
+                why = "the structure stage: its support and grid; " + choices.loc[at, "reason"].iloc[0]
+            choices.loc[at, "reason"] = why
     return SynthesisResult(frames[0] if m == 1 else frames, choices, result, model, structure)
 
 

@@ -281,6 +281,15 @@ def test_spec_errors_name_the_declaration(tmp_path):
     (tmp_path / "v.toml").write_text(uniform.replace("uniform_in_bins = true", "uniform_in_bins = 1"))
     with pytest.raises(SpecError, match=r"file.columns.age.uniform_in_bins.*true or false"):
         load_spec(tmp_path / "v.toml")
+    parent = SPEC.format(data="survey.csv").replace("knots = [30, 50]", "knots = [30, 50]\n\n"
+                                                    "[file.columns.region]\nparent = 'employed'")
+    (tmp_path / "p.toml").write_text(parent)
+    assert load_spec(tmp_path / "p.toml").settings.declarations["hierarchy"] == {
+        "region": "employed"
+    }
+    (tmp_path / "q.toml").write_text(parent.replace("parent = 'employed'", "parent = 2"))
+    with pytest.raises(SpecError, match=r"file.columns.region.parent.*a column name"):
+        load_spec(tmp_path / "q.toml")
     (tmp_path / "h.toml").write_text(listed.replace("values = [20, 35, 50]", "values = [20]"))
     with pytest.raises(SpecError, match=r"'age': A grid's 'values' must be at least 2 distinct"):
         load_spec(tmp_path / "h.toml")

@@ -38,10 +38,11 @@ prior on a file of a few thousand records. Such a column (kept or synthesized) i
 of later columns' predictors by default (:mod:`pseudopost.models.file.plan`), which would
 otherwise each gain K - 1 one-hot columns. A declared ``predictor_matrix`` row for the column,
 a declared model, or a declared interaction naming it, overrides either default; planning
-warns, naming them, of the synthesized columns left with no relation to it. (Not yet
-done: a declared public hierarchy, e.g. industry within 14 industry groups, would let the
-column depend on earlier columns through its group and enter later columns' models as its
-group, at the group's few levels; it needs a ``hierarchy`` declaration in ``synthesize``.)
+warns, naming them, of the synthesized columns left with no relation to it. A declared
+``hierarchy`` (the codebook's classification: occupation within its major group) draws the
+column after its group, one Dirichlet over its levels per group level
+(:mod:`pseudopost.models.file.nesting`), so it keeps the group's relations with every other
+column; a column assigned from it (a prestige score) can be nested in it the same way.
 
 **Many coefficients.** Below that, an unordered categorical column's multinomial logit has
 (K - 1)(p + 1) coefficients; beyond :data:`~pseudopost.models.file.plan.MAX_COEFFICIENTS` (400)

@@ -231,6 +231,11 @@ class Declarations:
     derived : dict
         Column -> its codebook definition over the other columns (``"exper ** 2"``): not
         modelled, computed from the synthetic columns (:mod:`pseudopost.models.file.derived`).
+    hierarchy : dict
+        Child column -> parent column: the child is classified within, or assigned from, the
+        parent (an occupation code within its major group; a prestige score from the
+        occupation code), drawn right after it given it alone, one Dirichlet per parent level
+        (:mod:`pseudopost.models.file.nesting`).
     """
 
     order: tuple[str, ...] | None = None
@@ -253,6 +258,7 @@ class Declarations:
     shift_only: tuple[str, ...] = ()
     derived: dict = field(default_factory=dict)
     uniform_in_bins: tuple[str, ...] = ()
+    hierarchy: dict = field(default_factory=dict)
 
     @classmethod
     def from_arguments(
@@ -278,6 +284,7 @@ class Declarations:
         shift_only: Sequence[str] = (),
         derived: Mapping[str, str] | None = None,
         uniform_in_bins: Sequence[str] = (),
+        hierarchy: Mapping[str, str] | None = None,
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
         if isinstance(missing_codes, Codebook):
@@ -365,6 +372,16 @@ class Declarations:
                     f"Column(s) {both} are derived (computed from the others by their "
                     f"definition) and also named in '{arg}'; a derived column is not modelled."
                 )
+        hier = _hierarchy(hierarchy)
+        for arg, names in (("derived", der), ("models", mods), ("keep", keep_t),
+                           ("predictor_matrix", pm), ("grid", {c: g for c, g in grids.items()
+                                                              if not g.bounds})):  # fmt: skip
+            both = sorted(set(hier) & set(names))
+            if both:
+                raise ValueError(
+                    f"Column(s) {both} are children in the 'hierarchy' (modelled given their "
+                    f"parent alone) and also named in '{arg}'; declare one."
+                )
         return cls(
             order=order_t,
             predictor_matrix=pm,
@@ -386,6 +403,7 @@ class Declarations:
             shift_only=_names(shift_only, "shift_only"),
             derived=der,
             uniform_in_bins=_names(uniform_in_bins, "uniform_in_bins"),
+            hierarchy=hier,
         )
 
     def named_columns(self) -> dict[str, list[str]]:
@@ -407,7 +425,33 @@ class Declarations:
             "shift_only": list(self.shift_only),
             "derived": list(self.derived),
             "uniform_in_bins": list(self.uniform_in_bins),
+            "hierarchy": [*self.hierarchy, *self.hierarchy.values()],
         }
         if self.order is not None:
             out["order"] = list(self.order)
         return out
+
+
+def _hierarchy(hierarchy: Mapping[str, str] | None) -> dict[str, str]:
+    """``{child: parent}`` checked for types, self-reference and cycles."""
+    out = {}
+    for child, parent in _mapping(hierarchy, "hierarchy").items():
+        if not isinstance(child, str) or not isinstance(parent, str):
+            raise TypeError(
+                f"'hierarchy' maps a column to its parent column (names), e.g. "
+                f"{{'occ10': 'occrecode'}}; got {child!r}: {parent!r}."
+            )
+        if child == parent:
+            raise ValueError(f"'hierarchy' nests column {child!r} in itself.")
+        out[child] = parent
+    for child in out:
+        seen, c = [child], child
+        while c in out:
+            c = out[c]
+            if c in seen:
+                raise ValueError(
+                    f"'hierarchy' has a cycle: {' -> '.join([*seen, c])} (each column is "
+                    f"drawn after its parent)."
+                )
+            seen.append(c)
+    return out

@@ -89,7 +89,7 @@ class FileModel(SynthModel):
         keywords (``order``, ``predictor_matrix``, ``models``, ``keep``, ``drop``,
         ``missing_codes``, ``spikes``, ``transforms``, ``knots``, ``interactions``, ``rules``,
         ``structural_zeros``, ``codebook``, ``grid``, ``heaps``, ``bins``, ``max_levels``,
-        ``shift_only``).
+        ``shift_only``, ``hierarchy``).
 
     Notes
     -----
@@ -292,6 +292,8 @@ def _part_outcome(p: ColumnPlan, pp: PartPlan) -> np.ndarray:
         active = active & (c.status == 0)
         key = np.zeros(c.n, dtype=np.int64)
         key[active] = p.heaps.labels(np.asarray(c.values, dtype=np.float64)[active])
+    elif pp.role == "nested":  # the (parent level, level) pair (nesting module)
+        return p.nesting.real.copy()
     elif pp.role == "points":  # the grid point inside the value's bin (bin_points module)
         active = active & (c.status == 0)
         y = np.full(c.n, np.nan)
@@ -376,6 +378,11 @@ def _separate(values: np.ndarray, forbidden: tuple, discrete: bool) -> np.ndarra
 def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray, np.ndarray]:
     """(status, values) of one column for every record (rules imposed afterwards)."""
     c, n = p.column, X.shape[0]
+    if p.nesting is not None:  # given the parent's drawn level alone (nesting module)
+        parent = p.nesting.parent
+        groups = p.nesting.groups(*parent.split(frame_so_far[parent.name]))
+        nested = p.parts[0].part
+        return p.nesting.draw(nested, _params(nested, params), groups, u)
     if c.categorical:
         if p.parts:
             pp = p.parts[0]

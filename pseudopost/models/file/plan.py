@@ -52,6 +52,7 @@ from pseudopost.models.file.design import ColumnFeatures, Design, interactions_f
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
 from pseudopost.models.file.heaps import Heaps, position_features
+from pseudopost.models.file.nesting import Nesting
 from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
@@ -91,9 +92,10 @@ def value_support(family: str | None) -> tuple[float, bool]:
 
 @dataclass(frozen=True, eq=False)
 class PartPlan:
-    """One part of a column: ``role`` (``levels``, ``status`` or ``value``), the part, and for
-    a level or status part the column codes of its levels (level codes, or status codes; for an
-    ordinal value part the column's level codes of its observed levels)."""
+    """One part of a column: ``role`` (``levels``, ``status``, ``value``, ``heap``, ``points`` or
+    ``nested``), the part, and for a level or status part the column codes of its levels (level
+    codes, or status codes; for an ordinal value part the column's level codes of its observed
+    levels)."""
 
     role: str
     part: Part
@@ -140,6 +142,8 @@ class ColumnPlan:
     trimmed: tuple[str, ...] = ()
     #: a binned column's grid points inside its bins (the ``points`` part's levels)
     bin_points: BinPoints | None = None
+    #: a hierarchy child's levels within its parent's (the ``nested`` part's levels)
+    nesting: Nesting | None = None
 
     @property
     def name(self) -> str:
@@ -187,7 +191,8 @@ class FilePlan:
             if c in by:
                 p = by[c]
                 parts = ", ".join(f"{pp.part.name} ({_family_text(pp.part)})" for pp in p.parts)
-                reason = p.choice.reason
+                reason = (p.choice.reason if p.nesting is None
+                          else p.nesting.describe(self.declarations.hierarchy[c]))  # fmt: skip
                 if p.rules:
                     reason += f"; fixed by {len(p.rules)} rule(s) on {int(p.fixed.sum())} records"
                 if p.zeros:
@@ -210,6 +215,7 @@ class FilePlan:
                     reason += f"; heaps at multiples of {p.heaps.describe()}"
                 if p.bin_points is not None:
                     reason += f"; inside a bin, {p.bin_points.describe()}"
+
                 left = [f"{pp.part.name}: {', '.join(pp.left_out)}" for pp in p.parts
                         if pp.left_out]  # fmt: skip
                 if left:
@@ -272,9 +278,10 @@ def _warn_cut_off(
             f"Column {c!r} has {len(encoded[c].observed_levels)} levels (more than "
             f"{MANY_LEVELS}): by default it is no predictor of other columns and has none of its "
             f"own, so the synthetic file keeps no relation between it and {shown}; a column "
-            f"recoded or assigned from it will not match it. Name it in a column's "
-            f"'predictor_matrix' row to keep that relation (one coefficient per level), or "
-            f"leave such a column out.",
+            f"recoded or assigned from it will not match it. Declare the codebook's "
+            f"classification ('hierarchy': the column within its group, a column assigned "
+            f"from it), name it in a column's 'predictor_matrix' row (one coefficient per "
+            f"level), or leave such a column out.",
             UserWarning,
             stacklevel=3,
         )
@@ -325,15 +332,45 @@ def _check_names(frame: pd.DataFrame, decl: Declarations) -> None:
 
 
 def _visit_order(frame: pd.DataFrame, decl: Declarations) -> tuple[str, ...]:
+    """The declared order, or the frame's with each hierarchy child moved right after its
+    synthesized parent (:mod:`pseudopost.models.file.nesting`)."""
     cols = [str(c) for c in frame.columns]
+    hier = decl.hierarchy
+    for child, parent in hier.items():
+        if parent in decl.drop or parent in decl.derived:
+            raise ValueError(
+                f"'hierarchy' nests column {child!r} in {parent!r}, which is "
+                f"{'dropped' if parent in decl.drop else 'derived'}; a parent is synthesized "
+                f"or kept."
+            )
+        if child in decl.drop:
+            raise ValueError(f"'hierarchy' names the dropped column {child!r} as a child.")
     if decl.order is None:
-        return tuple(c for c in cols if c not in decl.keep and c not in decl.drop)
+        base = [c for c in cols if c not in decl.keep and c not in decl.drop]
+        out: list[str] = []
+
+        def place(c: str) -> None:
+            out.append(c)
+            for x in base:
+                if hier.get(x) == c:
+                    place(x)
+
+        for c in base:
+            if hier.get(c) not in base:
+                place(c)
+        return tuple(out)
     rest = [c for c in cols if c not in decl.order and c not in decl.keep and c not in decl.drop]
     if rest:
         raise ValueError(
             f"Column(s) {rest} are neither in 'order' nor in 'keep' or 'drop'; say what happens "
             f"to them (synthesize, release as given, or leave out)."
         )
+    for child, parent in hier.items():
+        if parent in decl.order and decl.order.index(parent) > decl.order.index(child):
+            raise ValueError(
+                f"'hierarchy' nests column {child!r} in {parent!r}, which comes after it in "
+                f"'order'; a child is drawn after its parent."
+            )
     return decl.order
 
 
@@ -597,6 +634,12 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             if x in decl.drop:
                 raise ValueError(f"The interaction ({a!r}, {b!r}) names the dropped column {x!r}.")
 
+    for child, parent in decl.hierarchy.items():
+        if not (encoded[parent].categorical or encoded[parent].ordered):
+            raise ValueError(
+                f"'hierarchy' nests column {child!r} in {parent!r}, which is numeric; a parent "
+                f"is a categorical column (its levels are the groups)."
+            )
     grids = _check_grids(decl, encoded, choices, order)
     _check_bins(decl, encoded, choices, order)
     for c in decl.shift_only:
@@ -636,9 +679,10 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     inputs_of = {c: _inputs(c, order, kept_names, decl, unlinked) for c in order}
     for c in order:  # an automatic Dirichlet-categorical (many levels) has no predictors
         if (choices[c].model == "dirichlet_categorical" and c not in decl.models
-                and c not in decl.predictor_matrix):  # fmt: skip
-            inputs_of[c] = ()
-    _warn_cut_off(unlinked, order, inputs_of, encoded)
+                and c not in decl.predictor_matrix) or c in decl.hierarchy:  # fmt: skip
+            inputs_of[c] = ()  # a hierarchy child: its parent alone (nesting module)
+    nested = {*decl.hierarchy, *decl.hierarchy.values()}
+    _warn_cut_off(tuple(c for c in unlinked if c not in nested), order, inputs_of, encoded)
     trimmed = {}
     declared_for = {c2 for where in decl.knot_columns.values() for c2 in where}
     for c in order:  # a many-coefficient multinomial logit: its widest inputs left out
@@ -675,10 +719,23 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         uniform = c in decl.uniform_in_bins
         bin_points = None if uniform else _bin_points(encoded[c], bins, grids.get(c), heaps,
                                                       ~fixed[c])  # fmt: skip
-        parts, constant, value_constant, heap_constant = _column_parts(
-            encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins,
-            scaled=c not in decl.shift_only, bin_points=bin_points,
-        )  # fmt: skip
+        nesting = None
+        if c in decl.hierarchy:  # one Dirichlet per level of its parent (nesting module)
+            if c in zeros or heaps is not None:
+                raise ValueError(
+                    f"Column {c!r} is a child in the 'hierarchy' (given its parent alone) and "
+                    f"has {'structural zeros' if c in zeros else 'heaps'}; declare one."
+                )
+            nesting = Nesting.build(encoded[decl.hierarchy[c]], encoded[c], points, ~fixed[c])
+            part = nesting.part(c, f"{c}.nested")
+            parts = (PartPlan("nested", part, inputs=np.zeros(0, dtype=np.int64)),)
+            constant = value_constant = heap_constant = None
+            bin_points = None
+        else:
+            parts, constant, value_constant, heap_constant = _column_parts(
+                encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins,
+                scaled=c not in decl.shift_only, bin_points=bin_points,
+            )  # fmt: skip
         del X
         mask = None
         if c in zeros and parts:
@@ -687,7 +744,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
                        fixed[c], parts, constant, value_constant, mask, grids.get(c), heaps,
-                       heap_constant, points, bins, trimmed.get(c, ()), bin_points)
+                       heap_constant, points, bins, trimmed.get(c, ()), bin_points, nesting)
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})

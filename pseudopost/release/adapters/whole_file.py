@@ -51,6 +51,9 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     [file.columns.expersq]
     derived = "exper ** 2"            # a codebook's definition: computed, not modelled
 
+    [file.columns.occ10]
+    parent = "occrecode"              # classified within (or assigned from) that column
+
     [sampling]                        # default: pseudopost.synthesize's (2 x 250 after 100)
     draws = 500
     tune = 500
@@ -119,7 +122,7 @@ __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
 _COLUMN_KEYS = (
     "model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps", "bins",
-    "derived", "shift_only", "bounds", "uniform_in_bins",
+    "derived", "shift_only", "bounds", "uniform_in_bins", "parent",
 )  # fmt: skip
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
@@ -266,6 +269,7 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     out["uniform_in_bins"] = []
     out["bounds"] = {}
     out["derived"] = {}
+    out["hierarchy"] = {}
     for col, table in columns.items():
         key = f"file.columns.{col}"
         if not isinstance(table, dict):
@@ -307,6 +311,11 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
                                f"write {key}.{flag} = true.")  # fmt: skip
                 if table[flag]:
                     out[flag].append(col)
+        if "parent" in table:
+            if not isinstance(table["parent"], str) or not table["parent"]:
+                raise fail(f"{key}.parent", table["parent"], "a column name",
+                           'e.g. parent = "occrecode" (the group it is classified within).')  # fmt: skip
+            out["hierarchy"][col] = table["parent"]
         if "derived" in table:
             if not isinstance(table["derived"], str) or not table["derived"].strip():
                 raise fail(f"{key}.derived", table["derived"], "an expression over the other "
@@ -427,6 +436,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 transforms=cols["transforms"],
                 knots=cols["knots"],
                 derived=cols["derived"],
+                hierarchy=cols["hierarchy"],
                 predictor_matrix=cols["pm"],
                 grid=cols["grid"],
                 heaps=cols["heaps"],
@@ -987,6 +997,7 @@ def _declared(decl) -> dict[str, Any]:
         "shift_only": decl.shift_only,
         "uniform_in_bins": decl.uniform_in_bins,
         "derived": dict(decl.derived),
+        "hierarchy": dict(decl.hierarchy),
     }
 
 
