@@ -70,7 +70,12 @@ from pseudopost.mechanisms.pseudo_posterior.core import (
     FILE_WEIGHT_FLOOR,
     FILE_WEIGHTED_FIT,
 )
-from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, Structure, estimate_structure
+from pseudopost.mechanisms.structure import (
+    STRUCTURE_EPSILON,
+    Structure,
+    estimate_structure,
+    parent_candidates,
+)
 from pseudopost.models.file import FileModel
 from pseudopost.models.file.derived import check_derived, derive, parse_derived
 from pseudopost.models.file.screen import screen_frame
@@ -525,13 +530,15 @@ def synthesize(
         check_derived(frame, derived_d, [c for c in frame.columns if c not in named])
     rng = as_generator(seed)
     fit_seed, synth_seed, structure_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=3))
-    structure, data = None, frame
+    structure, data, declared_hierarchy = None, frame, hierarchy
     if structure_epsilon is not None:
         structure = _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins,
                                order, keep, [*drop, *(derived or {})], structure_epsilon,
                                structure_seed, rules, structural_zeros, knots,
-                               uniform_in_bins)  # fmt: skip
+                               uniform_in_bins, hierarchy, predictor_matrix,
+                               interactions)  # fmt: skip
         declared = structure.declarations()
+        declared_hierarchy, hierarchy = hierarchy, {**declared["hierarchy"], **(hierarchy or {})}
         grid = {**declared["grid"], **(grid or {})}
         bins = {**declared["bins"], **(bins or {})}
         knots = {**declared["knots"], **(knots or {})}
@@ -598,6 +605,15 @@ def synthesize(
             if c in (hierarchy or {}):  # its support from the stage, its model the nesting
                 why = "the structure stage: its support and grid; " + choices.loc[at, "reason"].iloc[0]
             choices.loc[at, "reason"] = why
+        for c, par in structure.parents.items():
+            at = choices.column == c
+            reason = choices.loc[at, "reason"].iloc[0]
+            if par.parent is not None and c not in (declared_hierarchy or {}):
+                reason = reason.replace("(hierarchy, declared)", f"(the structure stage: "
+                                        f"{par.describe().split('(', 1)[1]}")  # fmt: skip
+            else:
+                reason += f"; parent: {par.describe()}"
+            choices.loc[at, "reason"] = reason
     return SynthesisResult(frames[0] if m == 1 else frames, choices, result, model, structure)
 
 
@@ -618,7 +634,8 @@ def _codes(codebook: Codebook | None, missing_codes) -> dict:
 
 def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins, order, keep,
                drop, structure_epsilon, seed, rules=(), structural_zeros=(),
-               knots=None, uniform_in_bins=()) -> Structure:  # fmt: skip
+               knots=None, uniform_in_bins=(), hierarchy=None, predictor_matrix=None,
+               interactions=None) -> Structure:  # fmt: skip
     """The structure stage on the synthesized columns with no declared model, grid or bins."""
     ranges = dict(codebook.valid_ranges) if codebook is not None else {}
     ranges.update(dict(bounds or {}))
@@ -636,9 +653,15 @@ def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bin
             f"the declaration (the structure stage then models the column over its range) or "
             f"the bounds."
         )
+    parents = parent_candidates(
+        frame, [c for c in columns if c in frame.columns], list(keep), declared=list(declared),
+        hierarchy=hierarchy, rules=rules, structural_zeros=structural_zeros,
+        predictor_matrix=predictor_matrix, interactions=interactions or (),
+        order_declared=order is not None,
+    )  # fmt: skip
     return estimate_structure(
         frame, free, missing_codes=_codes(codebook, missing_codes), spikes=spikes, bounds=ranges,
         structure_epsilon=structure_epsilon, named_levels=named_levels(rules, structural_zeros),
         rng=as_generator(seed), declared_knots=tuple(knots or ()),
-        uniform_in_bins=tuple(uniform_in_bins),
+        uniform_in_bins=tuple(uniform_in_bins), parents=parents,
     )  # fmt: skip

@@ -32,6 +32,7 @@ MODULES = [
     "pseudopost.models.parts",
     "pseudopost.models.file",
     "pseudopost.models.file.derived",
+    "pseudopost.models.file.nesting",
     "pseudopost.fitting",
     "pseudopost.risk",
     "pseudopost.privacy",

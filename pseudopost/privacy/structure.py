@@ -18,6 +18,9 @@ Every mechanism here is stated for the neighbouring relation **add/remove one re
   structure stage's default); values beyond them are top/bottom-coded to them by the caller.
 * Counts and shares (spikes, favourite values): the Laplace mechanism (Dwork, McSherry, Nissim &
   Smith 2006), pure :math:`\varepsilon = \Delta_1 / b` (:func:`laplace_epsilon`).
+* A many-level column's parent: the exponential mechanism over public candidate columns
+  (:func:`dp_parent`), scored by the plug-in conditional log-likelihood with a public
+  sensitivity bound (:func:`parent_utility`).
 * Levels: Laplace partition selection with a threshold (Korolova et al. 2009; Gopi et al. 2020;
   Desfontaines, Voss, Gipson & Mandayam 2022), :math:`(\varepsilon, \delta)`-DP when each record
   holds one level (:func:`partition_threshold`).
@@ -53,6 +56,7 @@ __all__ = [
     "compose",
     "dp_bounds",
     "dp_extreme",
+    "dp_parent",
     "dp_quantile",
     "dp_quantiles",
     "dp_support",
@@ -61,6 +65,9 @@ __all__ = [
     "extreme_utility",
     "laplace_epsilon",
     "noisy_count",
+    "parent_probabilities",
+    "parent_sensitivity",
+    "parent_utility",
     "partition_selection",
     "partition_threshold",
     "quantile_epsilon",
@@ -75,6 +82,8 @@ __all__ = [
 OUTER_BOUND: float = _SCREEN_BOUND  # the value screen_frame refuses beyond, before any work
 """Public outer range :math:`|x| \\le 10^{15}` of any numeric column without a declared range."""
 
+#: public cap on a file's records, bounding the parent score's sensitivity (parent_sensitivity)
+MAX_RECORDS = 10**9
 _DENSE_INTEGERS = 2000  # every integer in [-2000, 2000] is a candidate of an integer column
 _SMALLEST_MAGNITUDE_DECADE = -6  # the continuous grid's smallest nonzero |c| is 10**-6
 
@@ -886,3 +895,68 @@ def compose(charges: Sequence[StructureCharge]) -> tuple[float, float]:
             f"composition adds figures stated under one relation."
         )
     return float(sum(ch.epsilon for ch in charges)), float(sum(ch.delta for ch in charges))
+
+
+# --------------------------------------------------------------------------- a column's parent
+def parent_utility(
+    child: np.ndarray, candidates: Sequence[np.ndarray], n_levels: int, n_groups: Sequence[int]
+) -> np.ndarray:
+    r"""Score of each candidate parent of a many-level column (first: no parent).
+
+    With :math:`n_{gk}` the records of child level k in parent level g and :math:`n_g` those
+    of parent level g, the score of a candidate with G public levels is the plug-in conditional
+    log-likelihood of the child given it, penalised by the number of free shares it adds,
+
+    .. math:: u(P) = \sum_{g,k} n_{gk}\log\frac{n_{gk}}{n_g} - (K - 1)(G - 1),
+
+    (:math:`-n\hat H(C \mid P)`; no parent: G = 1). The penalty is twice the plug-in's expected
+    bias :math:`(K-1)(G-1)/2` under independence (Miller 1955), so a candidate wins on what it
+    explains, not on its number of cells.
+
+    Sensitivity (add/remove one record): adding a record to cell (g, k) changes the sum by
+    :math:`d(n_{gk}) - d(n_g)` with :math:`d(x) = (x+1)\log(x+1) - x\log x \in
+    [\log(x+1), \log(x+1) + 1)` increasing and :math:`n_{gk} \le n_g`, so by a number in
+    :math:`(-\log(n+1) - 1, 0]`; the penalty is public: :math:`\Delta u < \log(n+1) + 1
+    \le` :func:`parent_sensitivity` for files of at most :data:`MAX_RECORDS` records.
+
+    Parameters
+    ----------
+    child
+        int (n,) the child's level codes 0..``n_levels``-1.
+    candidates
+        int (n,) arrays, each a candidate's level codes 0..G-1.
+    n_levels, n_groups
+        K and each candidate's G: public level counts (a codebook's or a dtype's).
+    """
+    y = np.asarray(child, dtype=np.int64)
+
+    def loglik(g: np.ndarray, G: int) -> float:
+        cells = np.bincount(g * n_levels + y, minlength=G * n_levels).astype(np.float64)
+        groups = np.bincount(g, minlength=G).astype(np.float64)
+        return float(special.xlogy(cells, cells).sum() - special.xlogy(groups, groups).sum())
+
+    out = [loglik(np.zeros_like(y), 1)]
+    for g, G in zip(candidates, n_groups, strict=True):
+        out.append(loglik(np.asarray(g, dtype=np.int64), int(G)) - (n_levels - 1) * (G - 1))
+    return np.asarray(out)
+
+
+def parent_sensitivity() -> float:
+    """:math:`\\log(N + 1) + 1` with :math:`N` = :data:`MAX_RECORDS` (:func:`parent_utility`)."""
+    return math.log(MAX_RECORDS + 1) + 1.0
+
+
+def parent_probabilities(utility: np.ndarray, epsilon: float) -> np.ndarray:
+    r"""Exact output distribution of :func:`dp_parent`: :math:`P(P) \propto \exp(\varepsilon
+    u(P) / (2\Delta))`, :math:`\Delta` of :func:`parent_sensitivity`; pure
+    :math:`\varepsilon`-DP for add/remove one record (McSherry & Talwar 2007, Thm 6)."""
+    eps = check_positive(epsilon, "epsilon")
+    logits = 0.5 * eps * np.asarray(utility, dtype=np.float64) / parent_sensitivity()
+    return np.exp(logits - special.logsumexp(logits))
+
+
+def dp_parent(utility: np.ndarray, epsilon: float, rng: np.random.Generator) -> int:
+    """One draw of :func:`parent_probabilities` (the index of the chosen candidate; 0: none)."""
+    eps = check_positive(epsilon, "epsilon")
+    logits = 0.5 * eps * np.asarray(utility, dtype=np.float64) / parent_sensitivity()
+    return _draw(logits, _check_rng(rng))

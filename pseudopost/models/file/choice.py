@@ -42,7 +42,10 @@ warns, naming them, of the synthesized columns left with no relation to it. A de
 ``hierarchy`` (the codebook's classification: occupation within its major group) draws the
 column after its group, one Dirichlet over its levels per group level
 (:mod:`pseudopost.models.file.nesting`), so it keeps the group's relations with every other
-column; a column assigned from it (a prestige score) can be nested in it the same way.
+column; a column assigned from it (a prestige score) can be nested in it the same way. With
+no declaration, :func:`pseudopost.synthesize`'s structure stage chooses such a parent among
+the other categorical columns of public levels by the exponential mechanism (step 7 of
+:mod:`pseudopost.mechanisms.structure`), or none.
 
 **Many coefficients.** Below that, an unordered categorical column's multinomial logit has
 (K - 1)(p + 1) coefficients; beyond :data:`~pseudopost.models.file.plan.MAX_COEFFICIENTS` (400)

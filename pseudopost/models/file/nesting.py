@@ -154,10 +154,11 @@ class Nesting:
         no real record holds."""
         level = part.sample_in_bins(params, groups, u[:, 0])
         k = self.level_child[level].copy()
-        rest = np.flatnonzero(k < 0)
-        for i in rest:
-            free = np.flatnonzero(self.index[groups[i]] == level[i])
-            k[i] = free[min(int(u[i, 1] * free.size), free.size - 1)]
+        rest = k < 0
+        for g in np.unique(groups[rest]):  # the group's levels no real record holds
+            at = rest & (groups == g)
+            free = np.flatnonzero(self.index[g] == level[at][0])  # its rest level's children
+            k[at] = free[np.minimum((u[at, 1] * free.size).astype(np.int64), free.size - 1)]
         status = np.array([s for s, _ in self.levels], dtype=np.int64)[k]
         if self.numeric:
             values = np.array([v for _, v in self.levels], dtype=np.float64)

@@ -528,7 +528,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
 
     def _structure(self, spec: ReleaseSpec, data: pd.DataFrame, book) -> _Structured:
         """:meth:`structure_for` run now, with the input's codebook ``book`` (None: none)."""
-        from pseudopost.mechanisms.structure import estimate_structure
+        from pseudopost.mechanisms.structure import estimate_structure, parent_candidates
         from pseudopost.models.file.derived import check_derived, derive
 
         st = spec.settings
@@ -552,15 +552,23 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             declared |= set(kw.get("grid", {})) | set(kw.get("bins", {}))
             free = [c for c in columns if c in frame.columns and c not in declared]
             codes = _codes(book, kw.get("missing_codes", {}))
+            parents = parent_candidates(
+                frame, [c for c in columns if c in frame.columns], list(kw.get("keep", ())),
+                declared=list(declared), hierarchy=kw.get("hierarchy"),
+                rules=kw.get("rules", ()), structural_zeros=kw.get("structural_zeros", ()),
+                predictor_matrix=kw.get("predictor_matrix"),
+                interactions=kw.get("interactions", ()), order_declared=order is not None,
+            )  # fmt: skip
             structure = estimate_structure(
                 frame, free, missing_codes=codes, spikes=kw.get("spikes", {}), bounds=ranges,
                 structure_epsilon=st.structure_epsilon,
                 named_levels=named_levels(kw.get("rules", ()), kw.get("structural_zeros", ())),
                 rng=np.random.default_rng([spec.seed, 7]),
                 declared_knots=tuple(kw.get("knots", {})),
-                uniform_in_bins=tuple(kw.get("uniform_in_bins", ())),
+                uniform_in_bins=tuple(kw.get("uniform_in_bins", ())), parents=parents,
             )  # fmt: skip
             found = structure.declarations()
+            kw["hierarchy"] = {**found["hierarchy"], **kw.get("hierarchy", {})}
             kw["grid"] = {**found["grid"], **kw.get("grid", {})}
             kw["bins"] = {**found["bins"], **kw.get("bins", {})}
             kw["knots"] = {**found["knots"], **kw.get("knots", {})}
