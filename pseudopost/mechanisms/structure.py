@@ -70,9 +70,9 @@ For each synthesized numeric column with no declared model, grid or bins:
    nearest boundaries between the finest heap's catchments (``_heap_edges``,
    post-processing), so that each bin holds whole catchments.
 
-7. **A many-level column's parent** (a categorical column of more than :data:`PARENT_LEVELS`
-   levels, which the file model otherwise draws without predictors and cuts off from every
-   other column; :func:`parent_candidates`): one of the other categorical columns of at most
+7. **A many-level column's parent** (``pseudopost.mechanisms.parents``; a categorical column of
+   more than :data:`PARENT_LEVELS` levels, which the file model otherwise draws without
+   predictors and cuts off from every other column; :func:`parent_candidates`): one of the other categorical columns of at most
    :data:`PARENT_LEVELS` public levels, or none, chosen by the exponential mechanism
    (``pseudopost.privacy.structure.dp_parent``, :data:`PARENT_EPSILON` each) scored by
    the conditional log-likelihood of the column given the candidate, penalised by its cells.
@@ -116,17 +116,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from pseudopost.mechanisms.parents import (
+    PARENT_EPSILON,
+    PARENT_LEVELS,
+    ParentStructure,
+    parent_candidates,
+    select_parent,
+)
 from pseudopost.models.file.grid import STORAGE_TOLERANCE
-from pseudopost.models.rules import Rule, StructuralZero
 from pseudopost.models.status import column_kind, split_status
 from pseudopost.privacy.structure import (
     StructureCharge,
     candidate_grid,
     compose,
-    dp_parent,
     dp_support,
     noisy_count,
-    parent_utility,
     partition_selection,
     partition_threshold,
     support_resolution,
@@ -154,11 +158,6 @@ __all__ = [
 STRUCTURE_EPSILON = 1.0
 #: delta of each text column's partition selection (the only approximate-DP step)
 STRUCTURE_DELTA = 1e-7
-#: budget of each many-level column's parent selection (at most half the stage's budget in all)
-PARENT_EPSILON = 0.05
-#: a categorical column with more levels than this gets a parent (as the file model's
-#: MANY_LEVELS); a candidate parent has at most this many
-PARENT_LEVELS = 50
 #: a column recorded on a grid (integers, tenths, cents) with at most this many grid points in
 #: its support is modelled over them (a score, a count, ages, years of schooling in tenths); a
 #: wider one by bins, so that an empty margin between the data and a loose DP bound is a few wide
@@ -326,28 +325,6 @@ class LevelStructure:
     @property
     def epsilon(self) -> float:
         return float(sum(c.epsilon for c in self.charges))
-
-
-@dataclass(frozen=True)
-class ParentStructure:
-    """A many-level column's parent, chosen by the exponential mechanism among ``candidates``
-    (module docstring, step 7); ``parent`` None: none chosen (or no candidate)."""
-
-    column: str
-    parent: str | None
-    candidates: tuple[str, ...]
-    charges: tuple[StructureCharge, ...] = ()
-
-    @property
-    def epsilon(self) -> float:
-        return float(sum(c.epsilon for c in self.charges))
-
-    def describe(self) -> str:
-        how = (f"DP (exponential mechanism, epsilon {self.epsilon:.3g})" if self.charges
-               else "no candidate")  # fmt: skip
-        if self.parent is None:
-            return f"no parent ({how}; candidates: {', '.join(self.candidates) or 'none'})"
-        return f"nested in {self.parent!r} ({how} among {', '.join(self.candidates)})"
 
 
 @dataclass(frozen=True)
@@ -1065,99 +1042,11 @@ def estimate_structure(
                           named.get(c, set()))  # fmt: skip
             levels[c] = got
         left = max(left - got.epsilon, 0.0)
-    chosen = {c: _parent(frame, c, cands, levels, tuple(codes.get(c, ())), per_parent, rng)
+    chosen = {c: select_parent(frame, c, cands, levels, tuple(codes.get(c, ())), per_parent, rng)
               for c, cands in parents.items()}  # fmt: skip
     spent = compose([ch for part in (*out.values(), *levels.values(), *chosen.values())
                      for ch in part.charges])  # fmt: skip
     return Structure(out, float(structure_epsilon), levels, spent[1], chosen)
-
-
-def _group_codes(series: pd.Series, levels: LevelStructure | None) -> tuple[np.ndarray, int] | None:
-    """A column's level codes and its public number of levels (missing a level of its own), or
-    None when its levels are not public: categorical dtype (its categories), booleans, a text
-    column's released levels (a cell not released takes one level, as ``(other)``)."""
-    if isinstance(series.dtype, pd.CategoricalDtype):
-        k = len(series.cat.categories)
-        codes = series.cat.codes.to_numpy(dtype=np.int64)
-        return np.where(codes < 0, k, codes), k + 1
-    if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
-        return series.to_numpy(dtype=np.int64), 2
-    if levels is not None:
-        index = {str(v): i for i, v in enumerate(levels.levels)}
-        k = len(index)
-        empty = series.isna().to_numpy()
-        codes = np.array([index.get(str(v), k) for v in series.astype(object)], dtype=np.int64)
-        return np.where(empty, k + 1, codes), k + 2
-    return None
-
-
-def _parent(frame, column, candidates, levels, codes, epsilon, rng) -> ParentStructure:
-    """Step 7 (module docstring): the column's parent among the candidates whose levels are
-    public and at most :data:`PARENT_LEVELS` (the exponential mechanism of
-    ``pseudopost.privacy.structure.dp_parent``), or none."""
-    child = _group_codes(frame[column], None)
-    usable, groups = [], []
-    for c in candidates:
-        got = _group_codes(frame[c], levels.get(c))
-        if got is not None and got[1] - 1 <= PARENT_LEVELS:
-            usable.append(c)
-            groups.append(got)
-    if child is None or not usable:
-        return ParentStructure(column, None, tuple(usable))
-    u = parent_utility(child[0], [g for g, _ in groups], child[1], [k for _, k in groups])
-    pick = dp_parent(u, epsilon, rng)
-    charge = StructureCharge(f"{column}: parent", epsilon, 0.0,
-                             "exponential mechanism (McSherry & Talwar 2007)")  # fmt: skip
-    return ParentStructure(column, None if pick == 0 else usable[pick - 1], tuple(usable),
-                           (charge,))  # fmt: skip
-
-
-def parent_candidates(
-    frame: pd.DataFrame,
-    synthesized: Sequence[str],
-    kept: Sequence[str] = (),
-    *,
-    declared: Sequence[str] = (),
-    hierarchy: Mapping[str, str] | None = None,
-    rules: Sequence = (),
-    structural_zeros: Sequence = (),
-    predictor_matrix: Mapping[str, Sequence[str]] | None = None,
-    interactions: Sequence = (),
-    order_declared: bool = False,
-) -> dict[str, tuple[str, ...]]:
-    """The many-level columns that get a parent by default and each one's candidates, from
-    public facts only: a synthesized categorical column (its dtype's categories) with more than
-    :data:`PARENT_LEVELS` levels, not in a declared ``hierarchy``, model (``declared``) or
-    ``predictor_matrix`` row. Its candidates are the other synthesized and kept columns, not in
-    the hierarchy as children; a later one only when the column, drawn right after it, still
-    comes before every column whose rule or predictor row reads it, and none when it must keep
-    its place (a declared ``order``; a structural zero or interaction naming it).
-    """
-    hier, pm, synthesized = dict(hierarchy or {}), dict(predictor_matrix or {}), list(synthesized)
-    pinned = {x for pair in interactions for x in pair}  # interactions and zeros: keep places
-    for z in structural_zeros:
-        pinned |= set(StructuralZero.parse(z).columns)
-    readers: dict[str, set[str]] = {}  # column -> the columns whose rule or row reads it
-    for col, preds in pm.items():
-        for x in preds:
-            readers.setdefault(x, set()).add(col)
-    for r in rules:
-        rule = Rule.from_spec(r)
-        for x in rule.condition_columns:
-            readers.setdefault(x, set()).add(rule.column)
-    children = [c for c in synthesized
-                if isinstance(frame[c].dtype, pd.CategoricalDtype)
-                and len(frame[c].cat.categories) > PARENT_LEVELS
-                and c not in hier and c not in declared and c not in pm]  # fmt: skip
-    at = {c: j for j, c in enumerate(synthesized)}
-    out = {}
-    for c in children:
-        later = [] if order_declared or c in pinned else synthesized[at[c] + 1 :]
-        # moved right after a later parent, the column must still precede its readers
-        first = min((at[r] for r in readers.get(c, ()) if r in at), default=len(synthesized))
-        pool = [*kept, *synthesized[: at[c]], *(x for x in later if at[x] < first)]
-        out[c] = tuple(x for x in pool if x != c and x not in hier and x not in children)
-    return out
 
 
 def _levels(series, name, codes, epsilon, delta, rng, named=frozenset()) -> LevelStructure:
