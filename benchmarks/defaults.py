@@ -77,7 +77,9 @@ rows when R is; ``--setup`` (or ``bash benchmarks/setup_bench.sh``) creates the 
 
 Run: ``.venv/bin/python benchmarks/defaults.py [--files yrbss slid ...] [--seed 1]
 [--quick] [--spmse-files 3] [--n-attacks 500] [--measure-rows 50000] [--no-references]
-[--setup]``. Writes ``benchmarks/results/defaults.{md,csv}``.
+[--setup]``. Writes ``benchmarks/results/defaults.{md,csv}`` (a ``--quick`` run
+``defaults-quick.{md,csv}``, not tracked), replacing them: keep the history by putting the
+previous file's sections under the new one.
 """
 
 from __future__ import annotations
@@ -752,14 +754,15 @@ def main(argv=None) -> int:
             else "pp.synthesize's default sampling")  # fmt: skip
     title = (f"Defaults only: pp.synthesize(frame, <codebook facts>, seed={args.seed}) and "
              f"synthpop CART, 80 % trained on, 20 % control ({mode})")  # fmt: skip
-    report(table, "defaults", title)
+    name = "defaults-quick" if args.quick else "defaults"  # a --quick run never replaces it
+    report(table, name, title)
     g = goals(table)
     goal_text = "### Goals (issue 31; printed, never asserted)\n\n" + (
         g.to_markdown(index=False, floatfmt=".3g") if len(g) else "(nothing to compare)"
     )
     facts = "### Files, codebook facts given, regressions\n\n" + "\n".join(notes)
     print(goal_text + "\n\n" + facts)
-    with open(RESULTS / "defaults.md", "a") as fh:
+    with open(RESULTS / f"{name}.md", "a") as fh:
         fh.write("\n" + goal_text + "\n\n" + facts + "\n")
     return 0
 
