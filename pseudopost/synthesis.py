@@ -78,6 +78,7 @@ from pseudopost.mechanisms.structure import (
 )
 from pseudopost.models.file import FileModel
 from pseudopost.models.file.derived import check_derived, derive, parse_derived
+from pseudopost.models.file.nesting import DECLARED
 from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.registry import Choice, choose_model, model_class
 from pseudopost.models.rules import Rule, StructuralZero, named_levels
@@ -530,7 +531,7 @@ def synthesize(
         check_derived(frame, derived_d, [c for c in frame.columns if c not in named])
     rng = as_generator(seed)
     fit_seed, synth_seed, structure_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=3))
-    structure, data, declared_hierarchy = None, frame, hierarchy
+    structure, data = None, frame
     if structure_epsilon is not None:
         structure = _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins,
                                order, keep, [*drop, *(derived or {})], structure_epsilon,
@@ -538,7 +539,7 @@ def synthesize(
                                uniform_in_bins, hierarchy, predictor_matrix,
                                interactions)  # fmt: skip
         declared = structure.declarations()
-        declared_hierarchy, hierarchy = hierarchy, {**declared["hierarchy"], **(hierarchy or {})}
+        hierarchy = {**declared["hierarchy"], **(hierarchy or {})}
         grid = {**declared["grid"], **(grid or {})}
         bins = {**declared["bins"], **(bins or {})}
         knots = {**declared["knots"], **(knots or {})}
@@ -608,9 +609,8 @@ def synthesize(
         for c, par in structure.parents.items():
             at = choices.column == c
             reason = choices.loc[at, "reason"].iloc[0]
-            if par.parent is not None and c not in (declared_hierarchy or {}):
-                reason = reason.replace("(hierarchy, declared)", f"(the structure stage: "
-                                        f"{par.describe().split('(', 1)[1]}")  # fmt: skip
+            if par.parent is not None:  # chosen, not declared (declared ones are no candidates)
+                reason = reason.replace(f"({DECLARED})", f"(the structure stage: {par.how()})")
             else:
                 reason += f"; parent: {par.describe()}"
             choices.loc[at, "reason"] = reason

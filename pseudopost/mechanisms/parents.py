@@ -53,12 +53,17 @@ class ParentStructure:
     def epsilon(self) -> float:
         return float(sum(c.epsilon for c in self.charges))
 
+    def how(self) -> str:
+        """How the choice was made: the mechanism, its epsilon and the candidates."""
+        if not self.charges:
+            return "no candidate"
+        return (f"DP (exponential mechanism, epsilon {self.epsilon:.3g}) among "
+                f"{', '.join(self.candidates)}")  # fmt: skip
+
     def describe(self) -> str:
-        how = (f"DP (exponential mechanism, epsilon {self.epsilon:.3g})" if self.charges
-               else "no candidate")  # fmt: skip
         if self.parent is None:
-            return f"no parent ({how}; candidates: {', '.join(self.candidates) or 'none'})"
-        return f"nested in {self.parent!r} ({how} among {', '.join(self.candidates)})"
+            return f"no parent ({self.how()})"
+        return f"nested in {self.parent!r} ({self.how()})"
 
 
 def _group_codes(series: pd.Series, levels) -> tuple[np.ndarray, int] | None:

@@ -40,10 +40,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from pseudopost.models.file.encoding import EncodedColumn
+from pseudopost.models.file.grid import Grid
 from pseudopost.models.parts.bin_points import BinPointsPart
 
-__all__ = ["CONCENTRATION", "Nesting", "child_levels"]
+__all__ = ["CONCENTRATION", "DECLARED", "Nesting", "child_levels"]
 
+#: how the choices table names a declared hierarchy (the structure stage's choice replaces it)
+DECLARED = "hierarchy, declared"
 #: pseudo-records of each parent level's symmetric Dirichlet prior over the child's levels
 CONCENTRATION = 1.0
 
@@ -70,8 +73,8 @@ class Nesting:
     ----------
     parent : EncodedColumn
         The parent column (categorical or ordinal), whose level codes are the groups.
-    levels : tuple of (status, value)
-        The child's K levels (:func:`child_levels`).
+    status, values : numpy.ndarray
+        (K,) the status and value of each of the child's levels (:func:`child_levels`).
     level_group, level_child : numpy.ndarray
         (L,) each part level's group and child level (-1 for a group's rest).
     prior : numpy.ndarray
@@ -83,13 +86,13 @@ class Nesting:
     """
 
     parent: EncodedColumn
-    levels: tuple[tuple, ...]
+    status: np.ndarray
+    values: np.ndarray
     level_group: np.ndarray
     level_child: np.ndarray
     prior: np.ndarray
     index: np.ndarray
     real: np.ndarray
-    numeric: bool = False
 
     @classmethod
     def build(
@@ -120,8 +123,11 @@ class Nesting:
                 group.append(j), kid.append(-1), prior.append(a * rest)
         real = np.full(child.n, np.nan)
         real[active] = index[g[active], k[active]]
-        return cls(parent, levels, np.asarray(group, np.int64), np.asarray(kid, np.int64),
-                   np.asarray(prior), index, real, child.numeric)  # fmt: skip
+        values = np.empty(K, dtype=np.float64 if child.numeric else object)
+        values[:] = [v for _, v in levels]
+        return cls(parent, np.array([s for s, _ in levels], dtype=np.int64), values,
+                   np.asarray(group, np.int64), np.asarray(kid, np.int64), np.asarray(prior),
+                   index, real)  # fmt: skip
 
     @property
     def n_groups(self) -> int:
@@ -135,11 +141,11 @@ class Nesting:
             prior=tuple(float(x) for x in self.prior),
         )  # fmt: skip
 
-    def describe(self, parent: str) -> str:
+    def describe(self) -> str:
+        parent = self.parent.name
         return (
-            f"nested in {parent!r} (hierarchy, declared): one Dirichlet over its "
-            f"{len(self.levels)} levels per level of {parent!r} ({self.n_groups}), no other "
-            f"predictors"
+            f"nested in {parent!r} ({DECLARED}): one Dirichlet over its {self.status.size} "
+            f"levels per level of {parent!r} ({self.n_groups}), no other predictors"
         )
 
     def groups(self, parent_status: np.ndarray, parent_values: np.ndarray) -> np.ndarray:
@@ -159,13 +165,7 @@ class Nesting:
             at = rest & (groups == g)
             free = np.flatnonzero(self.index[g] == level[at][0])  # its rest level's children
             k[at] = free[np.minimum((u[at, 1] * free.size).astype(np.int64), free.size - 1)]
-        status = np.array([s for s, _ in self.levels], dtype=np.int64)[k]
-        if self.numeric:
-            values = np.array([v for _, v in self.levels], dtype=np.float64)
-        else:
-            values = np.empty(len(self.levels), dtype=object)
-            values[:] = [v for _, v in self.levels]
-        return status, values[k]
+        return self.status[k], self.values[k]
 
 
 def _codes(child, levels, status, values, points) -> np.ndarray:
@@ -180,9 +180,6 @@ def _codes(child, levels, status, values, points) -> np.ndarray:
     if obs.any():
         v = np.asarray(values, dtype=np.float64)[obs]
         pts = np.asarray(points, dtype=np.float64)
-        at = np.clip(np.searchsorted(pts, v), 1, pts.size - 1) if pts.size > 1 else np.zeros(
-            v.size, np.int64)  # fmt: skip
-        if pts.size > 1:
-            at = np.where(np.abs(pts[at - 1] - v) <= np.abs(pts[at] - v), at - 1, at)
+        at = Grid.nearest(pts, v) if pts.size > 1 else np.zeros(v.size, np.int64)
         out[obs] = len(statuses) + at
     return out

@@ -191,8 +191,7 @@ class FilePlan:
             if c in by:
                 p = by[c]
                 parts = ", ".join(f"{pp.part.name} ({_family_text(pp.part)})" for pp in p.parts)
-                reason = (p.choice.reason if p.nesting is None
-                          else p.nesting.describe(self.declarations.hierarchy[c]))  # fmt: skip
+                reason = p.choice.reason if p.nesting is None else p.nesting.describe()
                 if p.rules:
                     reason += f"; fixed by {len(p.rules)} rule(s) on {int(p.fixed.sum())} records"
                 if p.zeros:
@@ -215,7 +214,6 @@ class FilePlan:
                     reason += f"; heaps at multiples of {p.heaps.describe()}"
                 if p.bin_points is not None:
                     reason += f"; inside a bin, {p.bin_points.describe()}"
-
                 left = [f"{pp.part.name}: {', '.join(pp.left_out)}" for pp in p.parts
                         if pp.left_out]  # fmt: skip
                 if left:
