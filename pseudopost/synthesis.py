@@ -368,10 +368,12 @@ def synthesize(
         Column -> its parent column, a codebook's classification: the column is classified
         within the parent (``{"occ10": "occrecode"}``: an occupation code within its major
         group) or assigned from it (``{"prestg10": "occ10"}``: a prestige score looked up from
-        the occupation code). The child is drawn right after its parent, given the parent
-        alone, from one Dirichlet over its levels per parent level (conjugate, exact draws;
+        the occupation code). The child is drawn after its parent (last, unless another
+        column's rule reads it) from one Dirichlet over its levels per parent level, tilted by
+        the earlier columns' public codes (naive Bayes; conjugate, exact draws;
         :mod:`pseudopost.models.file.nesting`), so a many-level code keeps its group's
-        relations with the other columns and a column assigned from it stays consistent. The
+        relations with the other columns, and its own inside the group, and a column assigned
+        from it stays consistent. The
         parent is categorical; the child categorical, or an integer column with a bounded range.
     order
         Columns to synthesize in visit order (default: every column not kept or dropped, in the

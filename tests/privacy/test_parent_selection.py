@@ -137,4 +137,4 @@ def test_default_synthesis_nests_a_many_level_code_in_its_recode():
     reason = out.choices.set_index("column").loc["code", "reason"]
     assert "nested in 'group' (the structure stage: DP" in reason
     assert out.structure.parents["code"].parent == "group"
-    assert out.choices.set_index("column").loc["code", "parts"] == "code.nested (bin_points)"
+    assert out.choices.set_index("column").loc["code", "parts"] == "code.nested (tilted_levels)"

@@ -234,8 +234,8 @@ class Declarations:
     hierarchy : dict
         Child column -> parent column: the child is classified within, or assigned from, the
         parent (an occupation code within its major group; a prestige score from the
-        occupation code), drawn right after it given it alone, one Dirichlet per parent level
-        (:mod:`pseudopost.models.file.nesting`).
+        occupation code), drawn after it from one Dirichlet per parent level, tilted by the
+        earlier columns (:mod:`pseudopost.models.file.nesting`).
     """
 
     order: tuple[str, ...] | None = None

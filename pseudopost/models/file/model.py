@@ -326,7 +326,9 @@ def column_data(p: ColumnPlan, X: np.ndarray) -> list[PartData]:
     out = []
     for pp in p.parts:
         y = _part_outcome(p, pp)
-        if pp.role == "heap" and p.bins is not None:  # the value's position too
+        if pp.role == "nested":  # the tilt inputs' codes (nesting module)
+            Xp = p.nesting.tilt_real
+        elif pp.role == "heap" and p.bins is not None:  # the value's position too
             Xp = pp.design(np.concatenate([X, heap_position(p.column, p.bins)[0]], axis=1))
         else:
             Xp = pp.design(X)
@@ -382,7 +384,7 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         parent = p.nesting.parent
         groups = p.nesting.groups(*parent.split(frame_so_far[parent.name]))
         nested = p.parts[0].part
-        return p.nesting.draw(nested, _params(nested, params), groups, u)
+        return p.nesting.draw(nested, _params(nested, params), groups, u, frame_so_far)
     if c.categorical:
         if p.parts:
             pp = p.parts[0]

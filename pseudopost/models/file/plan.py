@@ -52,7 +52,7 @@ from pseudopost.models.file.design import ColumnFeatures, Design, interactions_f
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
 from pseudopost.models.file.heaps import Heaps, position_features
-from pseudopost.models.file.nesting import Nesting
+from pseudopost.models.file.nesting import Nesting, TiltInput
 from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.parts import Part, PartData, make_part
 from pseudopost.models.rules import Rule, StructuralZero
@@ -330,8 +330,11 @@ def _check_names(frame: pd.DataFrame, decl: Declarations) -> None:
 
 
 def _visit_order(frame: pd.DataFrame, decl: Declarations) -> tuple[str, ...]:
-    """The declared order, or the frame's with each hierarchy child moved right after its
-    synthesized parent (:mod:`pseudopost.models.file.nesting`)."""
+    """The declared order, or the frame's with the hierarchy's children moved after their
+    synthesized parents (:mod:`pseudopost.models.file.nesting`): to the end, where their tilt
+    reads every earlier column (:func:`late_children`), or right after the parent where
+    another column's rule or predictor row reads them, or an interaction or structural zero
+    names them."""
     cols = [str(c) for c in frame.columns]
     hier = decl.hierarchy
     for child, parent in hier.items():
@@ -345,17 +348,19 @@ def _visit_order(frame: pd.DataFrame, decl: Declarations) -> tuple[str, ...]:
             raise ValueError(f"'hierarchy' names the dropped column {child!r} as a child.")
     if decl.order is None:
         base = [c for c in cols if c not in decl.keep and c not in decl.drop]
+        late = late_children(decl)
         out: list[str] = []
 
-        def place(c: str) -> None:
+        def place(c: str, pool: list[str]) -> None:
             out.append(c)
-            for x in base:
+            for x in pool:
                 if hier.get(x) == c:
-                    place(x)
+                    place(x, pool)
 
-        for c in base:
-            if hier.get(c) not in base:
-                place(c)
+        for pool in ([c for c in base if c not in late], [c for c in base if c in late]):
+            for c in pool:
+                if hier.get(c) not in pool:
+                    place(c, pool)
         return tuple(out)
     rest = [c for c in cols if c not in decl.order and c not in decl.keep and c not in decl.drop]
     if rest:
@@ -372,6 +377,31 @@ def _visit_order(frame: pd.DataFrame, decl: Declarations) -> tuple[str, ...]:
     return decl.order
 
 
+def late_children(decl: Declarations) -> set[str]:
+    """The hierarchy's children drawn after every other column (:func:`_visit_order`): those
+    no interaction or structural zero names, whose readers (the columns whose rule or
+    ``predictor_matrix`` row reads them) are all late children too, and whose children are."""
+    hier = decl.hierarchy
+    pinned = {x for pair in decl.interactions for x in pair}
+    for z in decl.structural_zeros:
+        pinned |= set(z.columns)
+    readers: dict[str, set[str]] = {}
+    for col, preds in decl.predictor_matrix.items():
+        for x in preds:
+            readers.setdefault(x, set()).add(col)
+    for r in decl.rules:
+        for x in r.condition_columns:
+            readers.setdefault(x, set()).add(r.column)
+    late = {c for c in hier if c not in pinned}
+    changed = True
+    while changed:  # a child read by a column that is not late stays in place, and so on
+        keep = {c for c in late if any(r not in late for r in readers.get(c, ()))}
+        keep |= {hier[c] for c in hier if c not in late and hier[c] in late}  # its parent
+        changed = bool(keep)
+        late -= keep
+    return late
+
+
 def _inputs(
     col: str, order: tuple, kept: tuple, decl: Declarations, unlinked: tuple = ()
 ) -> tuple[str, ...]:
@@ -386,6 +416,25 @@ def _inputs(
             f"earlier in the visit order {list(order)}."
         )
     return given
+
+
+def nesting_tilts(
+    col: str, order: tuple, kept: tuple, decl: Declarations, encoded: dict, unlinked: tuple
+) -> tuple[TiltInput, ...]:
+    """A hierarchy child's tilt inputs (:mod:`pseudopost.models.file.nesting`): the kept and
+    earlier synthesized columns (a declared ``predictor_matrix`` row: those it names), its
+    parent and many-level columns aside, each coded by its levels or by its statuses and knot
+    bins (its declared or DP knots), those with at most
+    :data:`~pseudopost.models.file.nesting.MAX_TILT_CODES` codes."""
+    skip = {decl.hierarchy[col], *unlinked}
+    out = []
+    for x in _inputs(col, order, kept, decl, unlinked):
+        if x in skip:
+            continue
+        t = TiltInput.of(encoded[x], tuple(decl.knots.get(x, ())))
+        if t is not None:
+            out.append(t)
+    return tuple(out)
 
 
 def trimmed_inputs(
@@ -721,10 +770,12 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         if c in decl.hierarchy:  # one Dirichlet per level of its parent (nesting module)
             if c in zeros or heaps is not None:
                 raise ValueError(
-                    f"Column {c!r} is a child in the 'hierarchy' (given its parent alone) and "
+                    f"Column {c!r} is a child in the 'hierarchy' (drawn within its parent) and "
                     f"has {'structural zeros' if c in zeros else 'heaps'}; declare one."
                 )
-            nesting = Nesting.build(encoded[decl.hierarchy[c]], encoded[c], points, ~fixed[c])
+            tilts = nesting_tilts(c, order, kept_names, decl, encoded, unlinked)
+            nesting = Nesting.build(encoded[decl.hierarchy[c]], encoded[c], points, ~fixed[c],
+                                    tilts)  # fmt: skip
             part = nesting.part(c, f"{c}.nested")
             parts = (PartPlan("nested", part, inputs=np.zeros(0, dtype=np.int64)),)
             constant = value_constant = heap_constant = None

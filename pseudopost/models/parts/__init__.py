@@ -20,6 +20,7 @@ family                                  class                                   
 ``dirichlet_categorical``               :class:`DirichletCategoricalPart`           DirichletCategorical (conjugate)
 ``masked_categorical``                  :class:`MaskedCategoricalPart`              (structural zeros: a categorical over allowed levels)
 ``bin_points``                          :class:`BinPointsPart`                      (a binned value's grid point inside its bin; conjugate)
+``tilted_levels``                       :class:`TiltedLevelsPart`                   (a nested child's levels, tilted by coded inputs; conjugate)
 ======================================  ==========================================  ==========================
 """
 
@@ -41,6 +42,7 @@ from pseudopost.models.parts.normal import NormalPart
 from pseudopost.models.parts.ordinal import OrdinalPart
 from pseudopost.models.parts.poisson import PoissonPart
 from pseudopost.models.parts.statistics import Stats
+from pseudopost.models.parts.tilted_levels import TiltedLevelsPart
 from pseudopost.models.parts.zero_truncated_negative_binomial import (
     ZeroTruncatedNegativeBinomialPart,
 )
@@ -68,6 +70,7 @@ __all__ = [
     "PartDensity",
     "PoissonPart",
     "Stats",
+    "TiltedLevelsPart",
     "ZeroTruncatedNegativeBinomialPart",
     "dim_name",
     "group_rows",
@@ -91,6 +94,7 @@ FAMILIES: dict[str, type[Part]] = {
         ZeroTruncatedNegativeBinomialPart,
         DirichletCategoricalPart,
         BinPointsPart,
+        TiltedLevelsPart,
         MaskedCategoricalPart,
     )
 }

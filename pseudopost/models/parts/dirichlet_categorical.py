@@ -16,6 +16,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 
@@ -36,11 +37,13 @@ class ConjugateLevelsPart(Part):
     n_levels: int = field(default=2, kw_only=True)
 
     conjugate = True
+    #: whether the design's columns are coded inputs of the part's own (the tilted-levels part)
+    codes_as_predictors: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
         check_levels(self, self.n_levels)
-        if self.predictors:
+        if self.predictors and not self.codes_as_predictors:
             raise ValueError(
                 f"Part '{self.name}': a {self.family} part takes no predictors; got "
                 f"{list(self.predictors)}{self._predictors_hint}."

@@ -15,7 +15,7 @@ import pseudopost as pp
 from pseudopost.models.file import Declarations
 from pseudopost.models.file.encoding import encode
 from pseudopost.models.file.nesting import CONCENTRATION, Nesting
-from pseudopost.models.file.plan import make_plan
+from pseudopost.models.file.plan import _visit_order, make_plan
 from pseudopost.models.parts import PartData
 
 
@@ -81,11 +81,23 @@ def _frame(n=1500, seed=0) -> tuple[pd.DataFrame, dict]:
     return frame, score_of
 
 
-def test_the_child_follows_its_parent_and_has_one_nested_part():
+def test_the_child_comes_last_unless_another_column_reads_it_and_has_one_nested_part():
     frame, _ = _frame(300)
     decl = Declarations.from_arguments(hierarchy={"code": "grp"})
     plan = make_plan(frame, decl)
-    assert plan.order == ("age", "grp", "code", "score")
+    assert plan.order == ("age", "grp", "score", "code")  # tilted by age, score
+    read = Declarations.from_arguments(
+        hierarchy={"code": "grp"}, rules=["score is missing when code is missing"]
+    )
+    assert make_plan(frame, read).order == ("age", "grp", "code", "score")
+    chain = Declarations.from_arguments(hierarchy={"code": "grp", "score": "code"})
+    assert _visit_order(frame, chain) == ("age", "grp", "code", "score")
+    pinned = Declarations.from_arguments(
+        hierarchy={"code": "grp", "score": "code"}, interactions=[("score", "age")]
+    )
+    assert _visit_order(frame, pinned) == ("age", "grp", "code", "score")
+    solo = Declarations.from_arguments(hierarchy={"code": "grp"}, interactions=[("code", "age")])
+    assert _visit_order(frame, solo) == ("age", "grp", "code", "score")
     code = next(p for p in plan.plans if p.name == "code")
     assert [pp.role for pp in code.parts] == ["nested"]
     assert code.design.inputs == ()
@@ -137,4 +149,5 @@ def test_synthesis_keeps_the_code_in_its_group_and_the_score_assigned_from_the_c
     x = out.synthetic.score.dropna()
     assert x.between(20, 60).all() and np.isfinite(out.epsilon)
     parts = out.choices.set_index("column").parts
-    assert parts["code"] == "code.nested (bin_points)" and "score.nested" in parts["score"]
+    # code is tilted by age (its DP knots' bins), score by age and grp
+    assert parts["code"] == "code.nested (tilted_levels)" and "score.nested" in parts["score"]
