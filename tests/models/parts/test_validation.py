@@ -101,7 +101,7 @@ def test_default_prior_scales_are_the_ready_models():
     assert set(FAMILIES) == {
         "bernoulli", "categorical", "ordinal", "normal", "lognormal", "poisson",
         "negative_binomial", "zero_truncated_negative_binomial", "dirichlet_categorical",
-        "masked_categorical", "cumulative", "binned", "bin_points",
+        "masked_categorical", "cumulative", "binned", "bin_points", "tilted_levels",
     }  # fmt: skip
     assert make_part("normal", "y").name == "y"
     assert make_part("categorical", "income", n_levels=3, name="income:status").name == (
