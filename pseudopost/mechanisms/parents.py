@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from pseudopost.models.file.declarations import readers_and_pinned
 from pseudopost.models.rules import Rule, StructuralZero
 from pseudopost.privacy.structure import StructureCharge, dp_parent, parent_utility
 
@@ -128,17 +129,10 @@ def parent_candidates(
     its place (a declared ``order``; a structural zero or interaction naming it).
     """
     hier, pm, synthesized = dict(hierarchy or {}), dict(predictor_matrix or {}), list(synthesized)
-    pinned = {x for pair in interactions for x in pair}  # interactions and zeros: keep places
-    for z in structural_zeros:
-        pinned |= set(StructuralZero.parse(z).columns)
-    readers: dict[str, set[str]] = {}  # column -> the columns whose rule or row reads it
-    for col, preds in pm.items():
-        for x in preds:
-            readers.setdefault(x, set()).add(col)
-    for r in rules:
-        rule = Rule.from_spec(r)
-        for x in rule.condition_columns:
-            readers.setdefault(x, set()).add(rule.column)
+    readers, pinned = readers_and_pinned(
+        [Rule.from_spec(r) for r in rules], [StructuralZero.parse(z) for z in structural_zeros],
+        pm, interactions,
+    )  # fmt: skip
     children = [c for c in synthesized
                 if isinstance(frame[c].dtype, pd.CategoricalDtype)
                 and len(frame[c].cat.categories) > PARENT_LEVELS

@@ -432,6 +432,28 @@ class Declarations:
         return out
 
 
+def readers_and_pinned(
+    rules: Sequence[Rule] = (),
+    structural_zeros: Sequence[StructuralZero] = (),
+    predictor_matrix: Mapping[str, Sequence[str]] | None = None,
+    interactions: Sequence[tuple[str, str]] = (),
+) -> tuple[dict[str, set[str]], set[str]]:
+    """(readers, pinned): for each column, the columns whose rule condition or
+    ``predictor_matrix`` row reads it; and the columns an interaction or structural zero names,
+    which keep their place in the visit order (a hierarchy child's, a many-level column's)."""
+    pinned = {x for pair in interactions for x in pair}
+    for z in structural_zeros:
+        pinned |= set(z.columns)
+    readers: dict[str, set[str]] = {}
+    for col, preds in (predictor_matrix or {}).items():
+        for x in preds:
+            readers.setdefault(x, set()).add(col)
+    for r in rules:
+        for x in r.condition_columns:
+            readers.setdefault(x, set()).add(r.column)
+    return readers, pinned
+
+
 def _hierarchy(hierarchy: Mapping[str, str] | None) -> dict[str, str]:
     """``{child: parent}`` checked for types, self-reference and cycles."""
     out = {}

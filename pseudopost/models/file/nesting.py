@@ -112,15 +112,11 @@ class TiltInput:
         if not self.numeric:
             out = c.level_codes(status, values)
         else:
-            statuses = np.asarray(c.statuses, dtype=np.int64)
-            out = np.full(status.shape[0], -1, dtype=np.int64)
-            for j, s in enumerate(statuses[statuses != 0]):
-                out[status == s] = j
+            out = _status_codes(c.other_statuses, status)
             obs = status == 0
             if obs.any():
                 v = np.asarray(values, dtype=np.float64)[obs]
-                base = int(np.sum(statuses != 0))
-                out[obs] = base + np.searchsorted(np.asarray(self.edges), v, side="right")
+                out[obs] = len(c.other_statuses) + np.searchsorted(self.edges, v, side="right")
         if np.any(out < 0):
             i = int(np.flatnonzero(out < 0)[0])
             raise ValueError(
@@ -293,14 +289,20 @@ def _codes(child, levels, status, values, points) -> np.ndarray:
     """Each record's child level (:func:`child_levels`' order)."""
     if child.categorical or child.ordered:
         return child.level_codes(status, values)
-    out = np.full(status.shape[0], -1, dtype=np.int64)
     statuses = [s for s, _ in levels if s != 0]
-    for j, s in enumerate(statuses):
-        out[status == s] = j
+    out = _status_codes(statuses, status)
     obs = status == 0
     if obs.any():
         v = np.asarray(values, dtype=np.float64)[obs]
         pts = np.asarray(points, dtype=np.float64)
         at = Grid.nearest(pts, v) if pts.size > 1 else np.zeros(v.size, np.int64)
         out[obs] = len(statuses) + at
+    return out
+
+
+def _status_codes(statuses, status: np.ndarray) -> np.ndarray:
+    """Each record's position among the non-observed ``statuses`` (int64; -1 where observed)."""
+    out = np.full(status.shape[0], -1, dtype=np.int64)
+    for j, s in enumerate(statuses):
+        out[status == s] = j
     return out

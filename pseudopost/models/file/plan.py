@@ -46,7 +46,7 @@ from pseudopost.models.file.bin_points import BinPoints
 from pseudopost.models.file.bins import Bins
 from pseudopost.models.file.choice import MANY_LEVELS, ColumnChoice, choose
 from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
-from pseudopost.models.file.declarations import Declarations
+from pseudopost.models.file.declarations import Declarations, readers_and_pinned
 from pseudopost.models.file.derived import check_derived
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for, public_span
 from pseudopost.models.file.encoding import EncodedColumn, encode
@@ -382,16 +382,8 @@ def late_children(decl: Declarations) -> set[str]:
     no interaction or structural zero names, whose readers (the columns whose rule or
     ``predictor_matrix`` row reads them) are all late children too, and whose children are."""
     hier = decl.hierarchy
-    pinned = {x for pair in decl.interactions for x in pair}
-    for z in decl.structural_zeros:
-        pinned |= set(z.columns)
-    readers: dict[str, set[str]] = {}
-    for col, preds in decl.predictor_matrix.items():
-        for x in preds:
-            readers.setdefault(x, set()).add(col)
-    for r in decl.rules:
-        for x in r.condition_columns:
-            readers.setdefault(x, set()).add(r.column)
+    readers, pinned = readers_and_pinned(decl.rules, decl.structural_zeros,
+                                         decl.predictor_matrix, decl.interactions)  # fmt: skip
     late = {c for c in hier if c not in pinned}
     changed = True
     while changed:  # a child read by a column that is not late stays in place, and so on
