@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import xarray as xr
 
+from pseudopost.fitting import mixing
 from pseudopost.fitting.importance import psis_log_weights, systematic_resample
 from pseudopost.fitting.sampler import NUTPIE_MAXDEPTH, posterior_tree, run_nutpie
 from pseudopost.models.parts import Part, Stats
@@ -286,19 +287,15 @@ def _stacked(tree: xr.DataTree) -> np.ndarray:
 def _mixing(tree: xr.DataTree) -> tuple[float, float]:
     """(largest rank-normalised split R-hat, least bulk ESS) over the parameters that vary
     across the draws (a level no record holds, drawn at its bound, is left out); (nan, draws)
-    when there are too few draws to split or nothing varies. arviz-stats' array functions on
-    the stacked draws: the diagnostics' xarray path (``FitDiagnostics``) costs a tenth of a
-    second per part, this a few milliseconds."""
-    from arviz_stats.base import array_stats
-
+    when there are too few draws to split or nothing varies (:mod:`pseudopost.fitting.mixing`
+    on the stacked draws, all parameters at once)."""
     x = _stacked(tree)
     c, d = x.shape[:2]
     x = x[:, :, np.ptp(x.reshape(c * d, -1), axis=0) > 0]
     if c * d < 8 or x.shape[2] == 0:
         return float("nan"), float(c * d)
     with np.errstate(all="ignore"):
-        rhat = array_stats.rhat(x, chain_axis=0, draw_axis=1)
-        ess = array_stats.ess(x, chain_axis=0, draw_axis=1, method="bulk")
+        rhat, ess = mixing.rhat(x), mixing.ess_bulk(x)
     # an undefined R-hat or ESS says nothing: left out
     rhat, ess = rhat[np.isfinite(rhat)], ess[np.isfinite(ess)]
     return (float(rhat.max()) if rhat.size else float("nan"),

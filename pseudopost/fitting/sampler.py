@@ -48,13 +48,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-import arviz_stats as azs
 import numpy as np
 import pandas as pd
 import pymc as pm
 import xarray as xr
 from pymc.model.fgraph import clone_model
 
+from pseudopost.fitting import mixing
 from pseudopost.models.weighting import value_of
 
 __all__ = [
@@ -119,18 +119,21 @@ class FitDiagnostics:
         if not posterior.data_vars:  # nothing drawn by MCMC (mcmc_draws): nothing to diagnose
             empty = pd.DataFrame(columns=["parameter", "r_hat", "ess_bulk", "ess_tail"])
             return cls(fit, empty, 0, n)
-        rhat = azs.rhat(posterior)
-        ess_bulk = azs.ess(posterior, method="bulk")
-        ess_tail = azs.ess(posterior, method="tail")
-        rows = []
+        # arviz-stats' definitions, all parameters at once (pseudopost.fitting.mixing)
+        c, d = posterior.sizes["chain"], posterior.sizes["draw"]
+        labels, blocks = [], []
         for name in posterior.data_vars:
-            r, b, t = (
-                np.atleast_1d(d[name].to_numpy()).ravel() for d in (rhat, ess_bulk, ess_tail)
-            )
-            labels = _element_labels(rhat[name]) if r.size > 1 else [name]
-            for j in range(r.size):
-                rows.append((labels[j], float(r[j]), float(b[j]), float(t[j])))
-        table = pd.DataFrame(rows, columns=["parameter", "r_hat", "ess_bulk", "ess_tail"])
+            da = posterior[name].transpose("chain", "draw", ...)
+            blocks.append(np.asarray(da.to_numpy(), dtype=float).reshape(c, d, -1))
+            one = da.isel(chain=0, draw=0, drop=True)
+            labels += _element_labels(one) if one.size > 1 else [str(name)]
+        x = np.concatenate(blocks, axis=2)
+        table = pd.DataFrame({
+            "parameter": labels,
+            "r_hat": mixing.rhat(x),
+            "ess_bulk": mixing.ess_bulk(x),
+            "ess_tail": mixing.ess_tail(x),
+        })  # fmt: skip
         div = 0
         if sample_stats is not None and "diverging" in sample_stats:
             div = int(sample_stats["diverging"].sum())
