@@ -470,11 +470,17 @@ def synthesize(
     risk_fit
         How the risk step draws the unweighted posterior whose log-likelihoods score each
         record's risk: ``"laplace"`` (default: each part's Laplace approximation,
-        importance-resampled, at the cost of its mode, Hessian and one log density per draw;
-        NUTS for a part whose Pareto k-hat is too large, :func:`~pseudopost.fitting.parts.
-        laplace_draws`) or ``"nuts"`` (MCMC for every part, as the papers; SLID: 45.9 s against
-        40.1 s). The weighted fit, whose draws the accountant and the
-        synthetic data use, is exact MCMC either way (``weighted_fit``).
+        importance-resampled where the Pareto k-hat allows, else its split-normal form's own
+        draws (Geweke 1989; a rare level's skewed posterior), at the cost of its mode, Hessian
+        and a few log densities per draw: :func:`~pseudopost.fitting.parts.laplace_draws`;
+        NUTS for a part whose mode Newton's method did not reach and for a part of fewer than
+        ``APPROXIMATE_MIN_PATTERNS`` distinct records per parameter) or ``"nuts"`` (MCMC for
+        every part, as the papers). The risk scores only choose
+        the weights, which the accountant takes as given, so the approximation changes which
+        weights are chosen, never what the stated epsilon means; ``unweighted_epsilon`` and
+        ``synthesize(weighted=False)`` describe the approximation. The weighted fit, whose
+        draws the accountant and the synthetic data use, is exact MCMC either way
+        (``weighted_fit``).
     weighted_fit
         How the weighted pseudo posterior is drawn: ``"imh"`` (default: each part's
         independence Metropolis-Hastings chain proposing from its Laplace approximation, an

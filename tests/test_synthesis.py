@@ -424,9 +424,10 @@ def _three_columns(n: int = 1500) -> pd.DataFrame:
 
 
 def test_risk_fit_laplace_draws_the_unweighted_posterior_without_mcmc():
-    """The default risk step draws a part from its importance-resampled Laplace approximation
-    where that is trusted (no sampler statistics, no diagnostics of independent draws; here
-    at least one part of a 1,500-record file), NUTS elsewhere; 'nuts' runs MCMC for every part
+    """The default risk step draws a part from its Laplace approximation (importance-resampled
+    where that is trusted, else its split-normal form) wherever Newton's method reached the
+    mode (no sampler statistics, no diagnostics of independent draws; here at least one part
+    of a 1,500-record file), NUTS elsewhere; 'nuts' runs MCMC for every part
     as the papers; the weighted fit is NUTS either way; the choice is recorded."""
     frame = _three_columns()
     with warnings.catch_warnings():

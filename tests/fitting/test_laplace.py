@@ -237,12 +237,16 @@ def test_laplace_draws_are_the_normal_at_the_mode_with_the_inverse_hessian():
     np.testing.assert_array_equal(again["beta"].to_numpy(), post["beta"].to_numpy())
 
 
-def test_a_rare_level_posterior_is_not_drawn_from_its_laplace_approximation():
+def test_a_rare_level_posterior_is_not_resampled_from_its_laplace_approximation():
     """One positive record in 400: the logistic posterior is skewed far beyond a normal's
-    tails, the importance ratios' k-hat exceeds the threshold, and the part is drawn by NUTS
-    (its share of positives then stays near 1/400, where unchecked normal draws put 29 % in a
-    synthetic YRBSS sample)."""
-    from pseudopost.fitting.parts import PartSampler, laplace_draws
+    tails and the importance ratios' k-hat exceeds the threshold, so the Laplace draws are not
+    trusted as a posterior sample (None). The risk step (``laplace=True``) then draws the
+    split-normal approximation (Geweke 1989): a short side towards frequent, a long one towards
+    rarer. Its mean share of positives is nearer NUTS's than the normal approximation's (which
+    puts as much mass on each side: unchecked normal draws once put 29 % positives in a
+    synthetic YRBSS sample), and within 2x of the data's 1/400. With fewer than 50 distinct
+    records per parameter the stand-in is refused (NUTS)."""
+    from pseudopost.fitting.parts import PartSampler, laplace_draws, split_normal_scales
 
     rng = np.random.default_rng(1)
     n = 400
@@ -254,10 +258,38 @@ def test_a_rare_level_posterior_is_not_drawn_from_its_laplace_approximation():
     x0, L, exact = laplace.laplace_approximation(part, stats)
     assert exact
     assert laplace_draws(part, stats, x0, L, 250, 2, seed=0) is None
-    tree, _ = PartSampler(part, stats).sample_with_mode(
-        stats, draws=250, tune=250, chains=2, seed=0, laplace=True
-    )
-    assert "sample_stats" in tree.children
+    # the split-normal stand-in needs APPROXIMATE_MIN_PATTERNS (50) distinct records per
+    # parameter (3 here): 150 records have them, 149 do not (NUTS then)
+    for m, drawn in ((149, False), (150, True)):
+        few = part.statistics(PartData(y[:m], X[:m], np.ones(m, bool)), np.ones(m))
+        f0, fL, _ = laplace.laplace_approximation(part, few)
+        tree = laplace_draws(part, few, f0, fL, 250, 2, seed=0, approximate=True)
+        assert (tree is not None) == drawn
+    lower, upper = split_normal_scales(part, stats, x0, L)
+    j = int(np.argmax(np.abs(L[0])))  # the axis the intercept loads on most
+    assert lower[j] > 1.0 > upper[j]
+
+    def share(tree):
+        post = tree["posterior"]
+        a = post["intercept"].to_numpy().ravel()
+        b = post["beta"].to_numpy().reshape(a.size, -1)
+        return float(np.mean(1.0 / (1.0 + np.exp(-(a[:, None] + b @ X.T)))))
+
+    sampler = PartSampler(part, stats)
+    tree, _ = sampler.sample_with_mode(stats, draws=250, chains=2, tune=250, seed=0,
+                                       laplace=True)  # fmt: skip
+    assert "sample_stats" not in tree.children
+    assert tree["posterior"].attrs["laplace_resampled"] is False
+    nuts, _ = sampler.sample_with_mode(stats, draws=1000, chains=2, tune=250, seed=0)
+    assert "sample_stats" in nuts.children
+    z = np.random.default_rng(2).standard_normal((2000, x0.size))
+    xs = x0 + z @ L.T
+    values = [part.layout.unpack(row) for row in xs]
+    normal = float(np.mean([np.mean(1.0 / (1.0 + np.exp(-(v["intercept"] + X @ v["beta"]))))
+                            for v in values]))  # fmt: skip
+    split, exact_share = share(tree), share(nuts)
+    assert abs(split - exact_share) < abs(normal - exact_share)
+    assert 1 / 800 < split < 2 / 400
 
 
 def test_laplace_draws_agree_with_nuts_when_the_posterior_is_nearly_normal():

@@ -212,8 +212,9 @@ class PseudoPosterior:
         How the risk step's unweighted posterior is drawn: ``"nuts"`` (default: MCMC, as the
         papers) or, for a whole-file model, ``"laplace"``: each part's independent draws from
         its Laplace approximation :math:`N(\hat\theta, H^{-1})` on the unconstrained scale
-        (:func:`~pseudopost.fitting.parts.laplace_draws`; NUTS for a part whose mode Newton's
-        method on the exact Hessian did not reach). The risk step only sets the weights
+        (:func:`~pseudopost.fitting.parts.laplace_draws`), importance-resampled where the
+        Pareto k-hat allows, else its split-normal form's own draws; NUTS for a part whose
+        mode Newton's method on the exact Hessian did not reach. The risk step only sets the weights
         :math:`\alpha`, which the accountant takes as given (eq. 7 is computed on the
         weighted fit's MCMC draws either way), so the approximation changes which weights are
         chosen, not what the stated epsilon means; it removes one of the two MCMC fits.

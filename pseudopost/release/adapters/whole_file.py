@@ -852,8 +852,9 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 f"(raked to the data's level shares, at least {privacy['rake_min_weight']:,.0f})"
             )
         facts["risk step's unweighted posterior"] = (
-            "Laplace approximation, importance-resampled, where its Pareto k-hat allows "
-            "(NUTS elsewhere)"
+            "each part's Laplace approximation, importance-resampled where its Pareto k-hat "
+            "allows, else its split-normal form (NUTS where the mode was not reached); sets "
+            "the weights only"
             if privacy.get("risk_fit") == "laplace"
             else "NUTS"
         )
