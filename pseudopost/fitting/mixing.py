@@ -71,8 +71,7 @@ def rhat(x: np.ndarray) -> np.ndarray:
     bulk = _rhat_plain(_z_scale(split))
     folded = np.abs(split - np.median(split.reshape(-1, k), axis=0))
     tail = _rhat_plain(_z_scale(folded))
-    out = np.maximum(bulk, tail)
-    out[np.isnan(bulk) | np.isnan(tail)] = np.nan
+    out = np.maximum(bulk, tail)  # NaN where either is NaN
     out[bad] = np.nan
     return out
 

@@ -355,8 +355,8 @@ def laplace_draws(
     the weights cannot be trusted and None is returned: the caller runs NUTS; with
     ``approximate``, the draws of the split-normal approximation (:func:`split_normal_scales`)
     are returned instead, not resampled, when the part has :data:`APPROXIMATE_MIN_PATTERNS`
-    distinct records per parameter (None otherwise). A DataTree with the group ``posterior`` only (no
-    sampler statistics); its attributes ``laplace_khat`` (:math:`\hat k` of the normal
+    distinct records per parameter (None otherwise). A DataTree with the group ``posterior``
+    only (no sampler statistics); its attributes ``laplace_khat`` (:math:`\hat k` of the normal
     proposal; NaN when a ratio was not finite) and ``laplace_resampled`` (whether the draws
     were importance-resampled). Fewer than :data:`LAPLACE_MIN_DRAWS` draws: None. Used where
     draws only need to show the posterior's spread, not to be an exact mechanism (the risk
