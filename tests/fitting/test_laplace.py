@@ -344,3 +344,43 @@ def test_newton_short_of_the_mode_keeps_its_best_point_and_a_dense_factor(monkey
     Ld = laplace._damped_factor(H)
     assert Ld is not None and np.all(np.linalg.eigvalsh(np.linalg.inv(Ld @ Ld.T)) > 0)
     assert laplace._factor(H) is None
+
+
+def test_a_stuck_risk_step_run_is_kept_without_a_second_run(monkeypatch):
+    """A part too small for the split-normal stand-in runs NUTS in the risk step; when that
+    run is stuck (R-hat or ESS) it is kept as it is (``sample_stats`` attribute ``stuck``),
+    where the weighted fit (an exact mechanism) runs NUTS again with the low-rank mass
+    matrix."""
+    from pseudopost.fitting import parts as fp
+
+    rng = np.random.default_rng(1)
+    n = 100  # 100 records, 3 parameters: below APPROXIMATE_MIN_PATTERNS per parameter
+    X = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n)]).astype(float)
+    y = np.zeros(n)
+    y[:2] = 1.0  # a rare level: k-hat too large for importance resampling
+    part = make_part("bernoulli", "y", ["a", "b"])
+    stats = part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n))
+    x0, L, exact = laplace.laplace_approximation(part, stats)
+    assert exact
+    assert fp.laplace_draws(part, stats, x0, L, 100, 2, seed=0, approximate=True) is None
+    runs = []
+    real_nuts = fp.PartSampler._nuts
+
+    def counted(self, *a):
+        runs.append(a[-2])  # the adaptation of each NUTS run
+        return real_nuts(self, *a)
+
+    monkeypatch.setattr(fp.PartSampler, "_nuts", counted)
+    monkeypatch.setattr(fp, "_stuck", lambda tree: True)
+    sampler = fp.PartSampler(part, stats)
+    tree, mode = sampler.sample_with_mode(stats, draws=100, tune=50, chains=2, seed=0,
+                                          laplace=True)  # fmt: skip
+    assert runs == ["diag"]
+    assert tree["sample_stats"].attrs["stuck"].startswith("stuck (R-hat or ESS): kept")
+    assert "rerun" not in tree["sample_stats"].attrs
+    assert tree["posterior"].sizes["chain"] == 2 and tree["posterior"].sizes["draw"] == 100
+    np.testing.assert_allclose(mode, x0)
+    runs.clear()
+    weighted, _ = sampler.sample_with_mode(stats, draws=100, tune=50, chains=2, seed=0)
+    assert runs == ["diag", "low_rank"] and "rerun" in weighted["sample_stats"].attrs
+    assert "stuck" not in weighted["sample_stats"].attrs
