@@ -243,9 +243,9 @@ class PartSampler:
         a run that has not mixed (:func:`_stuck`) is drawn again, but for ``laplace`` (next
         seed, low-rank mass matrix, :data:`RETRY_MAXDEPTH`, at least :data:`RETRY_MIN_TUNE`
         tuning steps) and the run with the larger least bulk ESS is kept;
-        ``sample_stats.attrs["rerun"]`` says so. Either run is an exact MCMC kernel of the same posterior: the choice changes how well
-        the draws mix, never what they sample, so the accountant's reading of the draws keeps
-        its meaning."""
+        ``sample_stats.attrs["rerun"]`` says so. Either run is an exact MCMC kernel of the same
+        posterior: the choice changes how well the draws mix, never what they sample, so the
+        accountant's reading of the draws keeps its meaning."""
         _check_counts(draws, tune, chains)
         if self.part.conjugate:
             return _exact_tree(self.part, stats, draws, chains, seed), None
@@ -272,12 +272,13 @@ class PartSampler:
         compiled = self.compiled.with_data(**data)
         adaptation = "diag" if self.precondition else "low_rank"
         tree = self._nuts(compiled, draws, tune, chains, seed, progress, adaptation, depth)
-        if laplace and _stuck(tree):  # the risk step's draws: kept, no second run
-            # (its split-normal draws instead: on cps91 the near-deterministic experience and
+        stuck = _stuck(tree)
+        if laplace and stuck:  # the risk step's draws: kept, no second run
+            # (not its split-normal draws: on cps91 the near-deterministic experience and
             # non-wife income parts, R-hat 2.5, gave risks that doubled the weighted epsilon)
             tree["sample_stats"].attrs["stuck"] = "stuck (R-hat or ESS): kept (risk step)"
             return tree, mode
-        if _stuck(tree):
+        if stuck:
             again = self._nuts(compiled, draws, max(tune, RETRY_MIN_TUNE), chains, seed + 1,
                                progress, "low_rank", max(depth, RETRY_MAXDEPTH))  # fmt: skip
             if _least_ess(again) > _least_ess(tree):
