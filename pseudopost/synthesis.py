@@ -94,6 +94,11 @@ RAKE_MIN_WEIGHT = FILE_RAKE_MIN_WEIGHT
 DRAWS, TUNE, CHAINS = FILE_DRAWS, FILE_TUNE, FILE_CHAINS
 
 
+def _draw_count(post) -> int:
+    """chains x draws of a posterior group."""
+    return int(post.sizes.get("chain", 1)) * int(post.sizes.get("draw", 1))
+
+
 def _forward(name: str) -> property:
     """The fitted mechanism's ``name`` (``SynthesisResult.result.name``)."""
     return property(lambda self: getattr(self.result, name), doc=f"``result.{name}``.")
@@ -177,12 +182,18 @@ class SynthesisResult:
         )
 
     def _draws_used(self) -> str:
-        post = self.result.datatree["posterior"]
-        m = int(post.sizes.get("chain", 1)) * int(post.sizes.get("draw", 1))
-        return (
+        tree = self.result.datatree
+        m = _draw_count(tree["posterior"])
+        text = (
             f"epsilon_x is the maximum over the M = {m} posterior draws of the weighted fit "
             f"(more draws can only raise it, slowly: synthesize's 'draws')"
         )
+        if "risk_posterior" in tree.children:
+            text += (
+                f"; the risks that set the weights, and the unweighted epsilon, over the "
+                f"{_draw_count(tree['risk_posterior'])} draws of the risk step"
+            )
+        return text
 
     @property
     def epsilon_without_floor(self) -> float | None:
@@ -494,13 +505,15 @@ def synthesize(
         for what the mechanism needs from the draws. A part drawn by NUTS is sampled in the
         variables its Laplace approximation whitens, where 100 tuning steps settle the step
         size and trees of at most 7 leapfrog steps decorrelate the draws; a run that has not
-        mixed (R-hat above 1.05 or a bulk ESS below 10 % of the draws) is drawn again with a
+        mixed (R-hat above 1.1 or a bulk ESS below 10 % of the draws) is drawn again with a
         low-rank mass matrix and longer tuning
         (``pseudopost.fitting.parts.PartSampler``; the tree's ``sample_stats`` say
-        ``rerun``). Synthesis needs one draw per synthetic
-        dataset. The risk scores :math:`L_i = \max_m |f(x_i \mid \theta_m)|` and the
-        accountant's :math:`\Delta_i = \max_m |\alpha_i f(x_i \mid \theta_m)|` are maxima
-        over the M = chains x draws draws, so they grow with M, slowly: for a record whose
+        ``rerun``). Synthesis needs one draw per synthetic dataset. The accountant's
+        :math:`\Delta_i = \max_m |\alpha_i f(x_i \mid \theta_m)|` is a maximum over the
+        weighted fit's M = chains x draws draws; the risk scores
+        :math:`L_i = \max_m |f(x_i \mid \theta_m)|`, which only rank the records for the
+        weights, over the risk step's chains x min(draws, 100) (``pseudopost.mechanisms.
+        pseudo_posterior.core.RISK_DRAWS``). Such maxima grow with M, slowly: for a record whose
         log-likelihood is roughly normal over the posterior with sd :math:`s_i`, the expected
         maximum sits about :math:`s_i \sqrt{2 \ln M}` above its mean (M = 500 -> 3.5
         :math:`s_i`, M = 2000 -> 3.9 :math:`s_i`), so quadrupling the draws raises

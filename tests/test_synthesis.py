@@ -175,6 +175,21 @@ def test_adult_same_seed_same_synthesis(adult_run):
     assert out.privacy_statement.structure_delta == pytest.approx(2e-7)
 
 
+def test_risk_step_draws_at_most_risk_draws_per_chain_and_the_statement_says_so(adult_run):
+    """draws=200: the weighted fit (the accountant's draws) keeps all 200 per chain, the risk
+    step under risk_fit='laplace' draws RISK_DRAWS = 100 per chain; both Ms are stated."""
+    from pseudopost.mechanisms.pseudo_posterior.core import RISK_DRAWS
+
+    _, out = adult_run
+    tree = out.result.datatree
+    chains = tree["posterior"].sizes["chain"]
+    assert tree["posterior"].sizes["draw"] == 200
+    assert tree["risk_posterior"].sizes["draw"] == RISK_DRAWS == 100
+    stated = " ".join(out.privacy_statement.assumptions)
+    assert f"M = {chains * 200} posterior draws of the weighted fit" in stated
+    assert f"over the {chains * 100} draws of the risk step" in stated
+
+
 def test_adult_synthesize_m_is_deprecated_and_returns_its_old_types(adult_run):
     _, out = adult_run
     with pytest.warns(DeprecationWarning, match=r"synthesize_datasets\(m, seed=...\)"):
@@ -446,6 +461,7 @@ def test_risk_fit_laplace_draws_the_unweighted_posterior_without_mcmc():
         diagnosed = set(out.result.diagnostics["unweighted"].table.parameter.str.split("::").str[0])
         assert diagnosed == {s.split("::")[0] for s in risk_steps}
         assert np.isfinite(out.epsilon) and out.result.unweighted_epsilon > 0
+        assert tree["risk_posterior"].sizes["draw"] == 60  # fewer than RISK_DRAWS: all kept
     with pytest.raises(ValueError, match="'risk_fit' must be one of"):
         synthesize(frame, risk_fit="exact")
 

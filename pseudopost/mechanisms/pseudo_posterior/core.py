@@ -124,6 +124,13 @@ FILE_RAKE_MIN_WEIGHT = None
 #: the sampling of every part of a whole-file release: draws, tuning steps, chains (sized for
 #: what the mechanism needs from the draws: pseudopost.synthesize's ``draws``)
 FILE_DRAWS, FILE_TUNE, FILE_CHAINS = 250, 100, 2
+#: the most draws per chain of the risk step under ``risk_fit="laplace"``: its draws only rank
+#: the records' risks :math:`L_i = \max_m |f(x_i \mid \theta_m)|`, which 100 draws per chain
+#: rank as 250 do: on YRBSS the weights alpha from 100 and from 250 draws (seed 1) correlate
+#: 0.997 (mean absolute difference 0.010), those from 250 draws under seeds 1 and 2 0.994
+#: (0.010): the cut is within the draws' own noise; CPS 1991: 0.994 (0.013). The whole call is
+#: 10-16 % shorter (the risk step's NUTS runs: YRBSS 25 -> 16 s, CPS 22 -> 17 s)
+RISK_DRAWS = 100
 _NO_CENSOR = 1e300  # censor bound of the unweighted (ordinary) posterior of a censored model
 
 
@@ -219,7 +226,8 @@ class PseudoPosterior:
         weighted fit's MCMC draws either way), so the approximation changes which weights are
         chosen, not what the stated epsilon means; it removes one of the two MCMC fits.
         ``unweighted_epsilon`` and ``synthesize(weighted=False)`` then describe the
-        approximation, and the unweighted fit has no MCMC diagnostics.
+        approximation, and the unweighted fit has no MCMC diagnostics. Its draws are at most
+        :data:`RISK_DRAWS` per chain (they rank the risks; ``draws`` sizes the weighted fit).
     weighted_fit
         How the weighted pseudo posterior (eq. 1), whose draws the accountant (eq. 7) and the
         synthetic data use, is drawn: ``"nuts"`` (default) or, for a whole-file model,
@@ -690,11 +698,13 @@ class _Fitted:
         # weighted refits start their mode searches at the unweighted fit's modes (a few
         # Newton steps away): always those, never the last refit's, so that a refit's draws do
         # not depend on which refits ran before it (floor cost, re-weighting, calibration)
+        laplace = unweighted and self.risk_fit == "laplace"
+        sampling = self.settings.sampling()
+        if laplace:
+            sampling["draws"] = min(sampling["draws"], RISK_DRAWS)
         tree, modes = self.sampler.sample_with_modes(
-            data, seed=seed, start=None if unweighted else self.modes,
-            laplace=unweighted and self.risk_fit == "laplace",
-            independence=not unweighted and self.weighted_fit == "imh",
-            **self.settings.sampling(),
+            data, seed=seed, start=None if unweighted else self.modes, laplace=laplace,
+            independence=not unweighted and self.weighted_fit == "imh", **sampling,
         )  # fmt: skip
         if unweighted:
             self.modes.clear()
