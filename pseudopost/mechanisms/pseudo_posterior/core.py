@@ -227,7 +227,8 @@ class PseudoPosterior:
         chosen, not what the stated epsilon means; it removes one of the two MCMC fits.
         ``unweighted_epsilon`` and ``synthesize(weighted=False)`` then describe the
         approximation, and the unweighted fit has no MCMC diagnostics. Its draws are at most
-        :data:`RISK_DRAWS` per chain (they rank the risks; ``draws`` sizes the weighted fit).
+        ``RISK_DRAWS`` (100, in this module) per chain: they rank the risks; ``draws`` sizes
+        the weighted fit.
     weighted_fit
         How the weighted pseudo posterior (eq. 1), whose draws the accountant (eq. 7) and the
         synthetic data use, is drawn: ``"nuts"`` (default) or, for a whole-file model,
