@@ -332,6 +332,11 @@ def _stuck(tree: xr.DataTree) -> bool:
 
 #: fewer draws than this are drawn by NUTS: the Pareto k-hat of so few ratios is unreliable
 LAPLACE_MIN_DRAWS = 100
+#: the least number of normal proposals whose importance ratios are checked and resampled:
+#: :func:`laplace_khat_max` rises with their number (0.565 at 200, 0.63 at 500), so a part
+#: asked for fewer draws (the risk step's 2 x 100) is judged, and resampled, as at 500
+#: (a proposal costs one log density: no gradient, no chain)
+LAPLACE_PROPOSALS = 500
 
 
 def laplace_khat_max(size: int) -> float:
@@ -357,11 +362,12 @@ def laplace_draws(
     corrected by Pareto-smoothed importance resampling, or None when the approximation is too
     far from the posterior for that.
 
-    S independent draws :math:`x_s = \hat x + L z_s`, :math:`z_s \sim N(0, I)`, get the log
-    importance ratios :math:`\log p(x_s) - \log q(x_s) = \log p(x_s) + \tfrac12 \lVert z_s
-    \rVert^2 + c`; PSIS smooths them (ArviZ's ``psislw``) and S draws are taken by systematic
-    resampling with those weights, as Pathfinder does (Zhang, Carpenter, Gelman & Vehtari 2022,
-    JMLR 23, section 2.3). When the Pareto :math:`\hat k` exceeds :func:`laplace_khat_max`
+    S independent draws :math:`x_s = \hat x + L z_s`, :math:`z_s \sim N(0, I)` (S the draws
+    asked for, at least :data:`LAPLACE_PROPOSALS`), get the log importance ratios
+    :math:`\log p(x_s) - \log q(x_s) = \log p(x_s) + \tfrac12 \lVert z_s \rVert^2 + c`; PSIS
+    smooths them (ArviZ's ``psislw``) and S draws are taken by systematic resampling with those
+    weights, as Pathfinder does (Zhang, Carpenter, Gelman & Vehtari 2022, JMLR 23, section
+    2.3), of which a random subset of the size asked for is returned. When the Pareto :math:`\hat k` exceeds :func:`laplace_khat_max`
     (a rare level's logistic intercept, whose posterior is skewed far beyond a normal's tails)
     the weights cannot be trusted and None is returned: the caller runs NUTS; with
     ``approximate``, the draws of the split-normal approximation (:func:`split_normal_scales`)
@@ -376,14 +382,16 @@ def laplace_draws(
     if size < LAPLACE_MIN_DRAWS:
         return None
     rng = np.random.default_rng(seed)
-    z = rng.standard_normal((size, x0.size))
+    proposals = max(size, LAPLACE_PROPOSALS)
+    z = rng.standard_normal((proposals, x0.size))
     proposed = _proposals(part, stats, x0, L, z)
     khat = float("nan") if proposed is None else proposed[3]
-    if khat <= laplace_khat_max(size):
+    if khat <= laplace_khat_max(proposals):
         x, _, lw, _ = proposed
         pick = systematic_resample(lw, rng.uniform())
-        x, resampled = x[rng.permutation(pick)], True  # in random order
+        x, resampled = x[rng.permutation(pick)[:size]], True  # in random order
     elif approximate and stats.n_patterns >= APPROXIMATE_MIN_PATTERNS * x0.size:
+        z = z[:size]
         lower, upper = split_normal_scales(part, stats, x0, L)
         left = rng.uniform(size=z.shape) < lower / (lower + upper)
         x, resampled = x0 + np.where(left, -lower, upper) * np.abs(z) @ L.T, False

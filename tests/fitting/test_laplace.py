@@ -237,6 +237,30 @@ def test_laplace_draws_are_the_normal_at_the_mode_with_the_inverse_hessian():
     np.testing.assert_array_equal(again["beta"].to_numpy(), post["beta"].to_numpy())
 
 
+def test_fewer_laplace_draws_than_the_proposals_are_a_subset_of_their_resample():
+    """2 x 50 draws asked for: LAPLACE_PROPOSALS normal proposals are made and judged (the
+    k-hat line of 500 ratios, not of 100) and the 100 draws returned are distinct rows of those
+    proposals (a random subset of their systematic resample); the same seed, the same draws."""
+    from pseudopost.fitting.parts import LAPLACE_PROPOSALS, laplace_draws
+
+    part, stats = _stats("ordinal", {"n_levels": 4}, n=2000)
+    x0, L, _ = laplace.laplace_approximation(part, stats)
+    tree = laplace_draws(part, stats, x0, L, 50, 2, seed=3)
+    post = tree["posterior"]
+    assert post.attrs["laplace_resampled"]
+    assert (post.sizes["chain"], post.sizes["draw"]) == (2, 50)
+    flat = {k: post[k].to_numpy().reshape(100, -1) for k in part.layout.names}
+    x = np.stack([part.layout.pack({k: v[i] for k, v in flat.items()}) for i in range(100)])
+    z = np.random.default_rng(3).standard_normal((LAPLACE_PROPOSALS, x0.size))
+    proposals = x0 + z @ L.T
+    rows = [int(np.argmin(np.abs(proposals - xi).max(axis=1))) for xi in x]
+    np.testing.assert_allclose(x, proposals[rows], atol=1e-9)
+    assert len(set(rows)) > 80  # a near-normal posterior: few repeats in the resample
+    assert max(rows) >= 100  # drawn from all 500 proposals, not the first 100 only
+    again = laplace_draws(part, stats, x0, L, 50, 2, seed=3)["posterior"]
+    np.testing.assert_array_equal(again["beta"].to_numpy(), post["beta"].to_numpy())
+
+
 def test_a_rare_level_posterior_is_not_resampled_from_its_laplace_approximation():
     """One positive record in 400: the logistic posterior is skewed far beyond a normal's
     tails and the importance ratios' k-hat exceeds the threshold, so the Laplace draws are not
