@@ -367,7 +367,8 @@ def laplace_draws(
     :math:`\log p(x_s) - \log q(x_s) = \log p(x_s) + \tfrac12 \lVert z_s \rVert^2 + c`; PSIS
     smooths them (ArviZ's ``psislw``) and S draws are taken by systematic resampling with those
     weights, as Pathfinder does (Zhang, Carpenter, Gelman & Vehtari 2022, JMLR 23, section
-    2.3), of which a random subset of the size asked for is returned. When the Pareto :math:`\hat k` exceeds :func:`laplace_khat_max`
+    2.3), of which a random subset of the size asked for is returned. When the Pareto
+    :math:`\hat k` exceeds :func:`laplace_khat_max`
     (a rare level's logistic intercept, whose posterior is skewed far beyond a normal's tails)
     the weights cannot be trusted and None is returned: the caller runs NUTS; with
     ``approximate``, the draws of the split-normal approximation (:func:`split_normal_scales`)
