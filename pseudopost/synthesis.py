@@ -59,6 +59,7 @@ import pandas as pd
 from pseudopost._cards import diagnostics_verdict, html_card, text_card, timings_text
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_frame, check_positive_int
+from pseudopost.fitting.columns import part_samplers, samplers_text
 from pseudopost.formats import Codebook
 from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPosteriorResult
 from pseudopost.mechanisms.pseudo_posterior.core import (
@@ -224,6 +225,7 @@ class SynthesisResult:
             ("privacy", self.result.privacy_statement.describe().split("; assumes")[0]),
             ("diagnostics", diagnostics_verdict(self.diagnostics)),
             ("timings", timings_text(self.result.timings)),
+            ("parts drawn", samplers_text(part_samplers(self.result.datatree)) or "-"),
             ("models", ", ".join(f"{c}: {m}" for c, m in
                                  zip(self.choices["column"], self.choices["model"], strict=True))),
         ]  # fmt: skip

@@ -35,6 +35,7 @@ Newton steps from the unweighted fit's (Adult's weighted fit: 126 s -> 105 s).
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -45,7 +46,7 @@ import numpy as np
 import xarray as xr
 
 from pseudopost.fitting.laplace import _one_blas_thread
-from pseudopost.fitting.parts import PartSampler
+from pseudopost.fitting.parts import NUTS_RERUN, PartSampler, drawn_by
 from pseudopost.fitting.sampler import Sampler, posterior_tree
 from pseudopost.models.parts import SEP, GroupedData, Part, PartData, Stats, dim_name
 
@@ -53,8 +54,10 @@ __all__ = [
     "ColumnSampler",
     "active_client",
     "file_part_data",
+    "part_samplers",
     "part_seed",
     "parts_progress",
+    "samplers_text",
     "statistics_data",
 ]
 
@@ -298,7 +301,11 @@ class ColumnSampler(Sampler):
         self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
         modes = {p.name: r[2] for p, r in zip(self.parts, results, strict=True)
                  if r[2] is not None}  # fmt: skip
-        return _pair(self.parts, [r[0] for r in results], chains, draws), modes
+        tree = _pair(self.parts, [r[0] for r in results], chains, draws)
+        tree["sample_stats"].attrs["seconds"] = json.dumps(
+            {k: round(v, 3) for k, v in self.timings.items()}
+        )
+        return tree, modes
 
     def _run(self, client, stats, settings, seeds, starts, done) -> list:
         """Every part's ``(tree, seconds, mode)`` in the parts' order, ``done(name)`` called
@@ -366,7 +373,8 @@ def _cost(stats: Stats, part: Part) -> float:
 
 
 def _pair(parts: Sequence[Part], trees: Sequence[xr.DataTree], chains: int, draws: int):
-    """One DataTree whose draw (c, d) is every part's draw (c, d)."""
+    """One DataTree whose draw (c, d) is every part's draw (c, d); its ``sample_stats``
+    attribute ``samplers`` is how each part was drawn (:func:`part_samplers`)."""
     posts, stats = [], []
     diverging = np.zeros((chains, draws), dtype=np.int64)
     for part, tree in zip(parts, trees, strict=True):
@@ -385,4 +393,40 @@ def _pair(parts: Sequence[Part], trees: Sequence[xr.DataTree], chains: int, draw
         coords={"chain": np.arange(chains), "draw": np.arange(draws)}
     )  # fmt: skip
     sample_stats["diverging"] = (("chain", "draw"), diverging)
+    how = {part.name: drawn_by(tree) for part, tree in zip(parts, trees, strict=True)}
+    sample_stats.attrs["samplers"] = json.dumps({k: v for k, v in how.items() if v is not None})
     return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": sample_stats})
+
+
+def part_samplers(
+    tree: xr.DataTree, group: str = "sample_stats"
+) -> dict[str, tuple[str, float | None]]:
+    """How each part of a :class:`ColumnSampler` fit was drawn and in how many seconds,
+    ``{part: (sampler, seconds)}`` (the sampler one of
+    :data:`~pseudopost.fitting.parts.HOW_DRAWN`: exact, Laplace, split-normal, independence
+    Metropolis-Hastings, NUTS, NUTS twice because its first run had not mixed); empty for
+    a tree without that record. Kept as JSON strings in ``sample_stats.attrs`` (``samplers``,
+    ``seconds``) so that the tree writes to netCDF; ``group``: the sampler statistics' group
+    (a pseudo posterior result's ``risk_sample_stats`` for its risk step)."""
+    if group not in tree.children:
+        return {}
+    attrs = tree[group].attrs
+    how, seconds = json.loads(attrs.get("samplers", "{}")), json.loads(attrs.get("seconds", "{}"))
+    return {k: (v, seconds.get(k)) for k, v in how.items()}
+
+
+def samplers_text(drawn: Mapping[str, tuple[str, float | None]]) -> str:
+    """One line on how a fit's parts were drawn (:func:`part_samplers`): the count per
+    sampler, the parts drawn twice and the slowest part."""
+    names: dict[str, list[str]] = {}
+    for part, (how, _) in drawn.items():
+        names.setdefault(how, []).append(part)
+    text = ", ".join(
+        f"{len(parts)} {how}" + (f" ({', '.join(map(repr, parts))})" if how == NUTS_RERUN else "")
+        for how, parts in names.items()
+    )
+    timed = {k: s for k, (_, s) in drawn.items() if s is not None}
+    if timed:
+        slowest = max(timed, key=timed.get)
+        text += f"; slowest {slowest!r} {timed[slowest]:.3g} s"
+    return text

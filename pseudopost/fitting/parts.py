@@ -28,8 +28,10 @@ from pseudopost.models.parts import Part, Stats
 
 __all__ = [
     "APPROXIMATE_MIN_PATTERNS",
+    "HOW_DRAWN",
     "IMH_MIN_ACCEPTANCE",
     "PartSampler",
+    "drawn_by",
     "independence_draws",
     "laplace_draws",
     "laplace_khat_max",
@@ -245,10 +247,11 @@ class PartSampler:
         tuning steps) and the run with the larger least bulk ESS is kept;
         ``sample_stats.attrs["rerun"]`` says so. Either run is an exact MCMC kernel of the same
         posterior: the choice changes how well the draws mix, never what they sample, so the
-        accountant's reading of the draws keeps its meaning."""
+        accountant's reading of the draws keeps its meaning. The tree's attribute ``sampler``
+        says which of these drew it (:func:`drawn_by`)."""
         _check_counts(draws, tune, chains)
         if self.part.conjugate:
-            return _exact_tree(self.part, stats, draws, chains, seed), None
+            return _drawn(_exact_tree(self.part, stats, draws, chains, seed), EXACT), None
         data = shared_data(self.part, stats)
         depth = NUTPIE_MAXDEPTH
         mode = None
@@ -260,11 +263,12 @@ class PartSampler:
                 tree = laplace_draws(self.part, stats, x0, L, draws, chains, seed,
                                      approximate=True)  # fmt: skip
                 if tree is not None:
-                    return tree, x0
+                    resampled = tree["posterior"].attrs["laplace_resampled"]
+                    return _drawn(tree, LAPLACE if resampled else SPLIT_NORMAL), x0
             elif independence and exact:
                 tree = independence_draws(self.part, stats, x0, L, draws, tune, chains, seed)
                 if tree is not None:
-                    return tree, x0
+                    return _drawn(tree, IMH), x0
             if self.precondition:
                 data[_X0], data[_L], mode = x0, L, x0
                 if _is_dense(L):
@@ -277,14 +281,15 @@ class PartSampler:
             # (not its split-normal draws: on cps91 the near-deterministic experience and
             # non-wife income parts, R-hat 2.5, gave risks that doubled the weighted epsilon)
             tree["sample_stats"].attrs["stuck"] = "stuck (R-hat or ESS): kept (risk step)"
-            return tree, mode
+            return _drawn(tree, NUTS_STUCK), mode
         if stuck:
             again = self._nuts(compiled, draws, max(tune, RETRY_MIN_TUNE), chains, seed + 1,
                                progress, "low_rank", max(depth, RETRY_MAXDEPTH))  # fmt: skip
             if _least_ess(again) > _least_ess(tree):
                 tree = again
             tree["sample_stats"].attrs["rerun"] = "stuck (R-hat or ESS): second NUTS run"
-        return tree, mode
+            return _drawn(tree, NUTS_RERUN), mode
+        return _drawn(tree, NUTS), mode
 
     def _nuts(self, compiled, draws, tune, chains, seed, progress, adaptation, depth):
         trace = run_nutpie(
@@ -292,6 +297,27 @@ class PartSampler:
             adaptation=adaptation, maxdepth=depth,
         )  # fmt: skip
         return posterior_tree(trace, self.part.layout.names)
+
+
+#: how a part's draws were made (:func:`drawn_by`): exact conjugate draws; importance-resampled
+#: Laplace draws; the split-normal approximation's own draws (both the risk step's only);
+#: independence Metropolis-Hastings; NUTS; NUTS drawn a second time because the first run had
+#: not mixed; a NUTS run that had not mixed, kept (the risk step's only)
+EXACT, LAPLACE, SPLIT_NORMAL, IMH = "exact", "laplace", "split-normal", "imh"
+NUTS, NUTS_RERUN, NUTS_STUCK = "nuts", "nuts twice", "nuts unmixed"
+HOW_DRAWN = (EXACT, LAPLACE, SPLIT_NORMAL, IMH, NUTS, NUTS_RERUN, NUTS_STUCK)
+
+
+def _drawn(tree: xr.DataTree, how: str) -> xr.DataTree:
+    tree.attrs["sampler"] = how
+    return tree
+
+
+def drawn_by(tree: xr.DataTree) -> str | None:
+    """How :meth:`PartSampler.sample_with_mode` drew a part's tree (one of :data:`HOW_DRAWN`),
+    None for a tree it did not make. Only the draws labelled ``imh`` or ``nuts...`` are MCMC;
+    only ``exact``, ``imh`` and ``nuts...`` serve the accountant."""
+    return tree.attrs.get("sampler")
 
 
 def _stacked(tree: xr.DataTree) -> np.ndarray:

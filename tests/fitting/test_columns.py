@@ -12,7 +12,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pseudopost.fitting.columns import ColumnSampler, part_seed, statistics_data
+from pseudopost.fitting.columns import (
+    ColumnSampler,
+    part_samplers,
+    part_seed,
+    samplers_text,
+    statistics_data,
+)
+from pseudopost.fitting.parts import EXACT, IMH, NUTS
 from pseudopost.models.file import FileModel
 from pseudopost.models.parts import GroupedData
 
@@ -191,6 +198,42 @@ def test_conjugate_part_is_drawn_exactly():
     sd = np.sqrt(mean * (1 - mean) / (alpha.sum() + 1))
     assert np.all(np.abs(p.mean(axis=0) - mean) < 4 * sd / np.sqrt(p.shape[0]))
     np.testing.assert_allclose(p.std(axis=0), sd, rtol=0.1)
+
+
+def test_the_tree_says_how_each_part_was_drawn(tmp_path):
+    """``sample_stats.attrs`` records each part's sampler and seconds: the conjugate part
+    exact, the others NUTS by default and IMH where asked and accepted; the record survives a
+    netCDF round trip, and the risk step's group is read the same way."""
+    frame = _three_columns(n=400, seed=4)
+    tree = _fit_columns(frame, 100, 50, 2, 9)
+    drawn = part_samplers(tree)
+    assert set(drawn) == {"a", "b.value", "c"}
+    assert drawn["a"][0] == EXACT and drawn["b.value"][0] == NUTS and drawn["c"][0] == NUTS
+    assert all(s is not None and s >= 0 for _, s in drawn.values())
+    path = tmp_path / "fit.nc"
+    tree.to_netcdf(path, engine="h5netcdf")
+    import xarray as xr
+
+    back = xr.open_datatree(path, engine="h5netcdf")
+    assert part_samplers(back) == drawn
+    renamed = xr.DataTree.from_dict({"risk_sample_stats": tree["sample_stats"].to_dataset()})
+    assert part_samplers(renamed, "risk_sample_stats") == drawn
+    assert part_samplers(renamed) == {}
+    text = samplers_text(drawn)
+    assert text.startswith("1 exact, 2 nuts; slowest ")
+    # independence Metropolis-Hastings where the Laplace proposal is accepted
+    model = FileModel(models={"b": "normal"})
+    prepared = model.prepare(frame)
+    parts = model.parts(prepared)
+    data = [GroupedData.of(p, d) for p, d in zip(parts, model.part_data(prepared), strict=True)]
+    stats = statistics_data(parts, data, np.ones(len(frame)))
+    imh, _ = ColumnSampler(parts, workers=1).sample_with_modes(
+        stats, draws=200, tune=50, chains=2, seed=3, independence=True
+    )
+    how = {k: v for k, (v, _) in part_samplers(imh).items()}
+    assert how["a"] == EXACT and how["c"] == IMH
+    twice = {"c": ("nuts twice", 2.0), "a": (EXACT, 0.1), "d": ("nuts twice", None)}
+    assert samplers_text(twice) == "2 nuts twice ('c', 'd'), 1 exact; slowest 'c' 2 s"
 
 
 def test_sampler_checks_its_data():

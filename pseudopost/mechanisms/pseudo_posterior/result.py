@@ -47,6 +47,7 @@ import xarray as xr
 from pseudopost._cards import diagnostics_verdict, html_card, text_card, timings_text
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive_int
+from pseudopost.fitting.columns import part_samplers, samplers_text
 from pseudopost.fitting.sampler import FitDiagnostics
 from pseudopost.models.base import Prepared, SynthModel
 from pseudopost.privacy.calibration import CalibrationReport
@@ -267,6 +268,9 @@ class ResultBase(ABC):
         ]
         if self.global_epsilon is not None:
             lines.insert(3, ("global epsilon", f"{self.global_epsilon:.4g}"))
+        drawn = part_samplers(self.datatree)
+        if drawn:
+            lines.append(("parts drawn", samplers_text(drawn)))
         return lines
 
     def __repr__(self) -> str:
