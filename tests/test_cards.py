@@ -3,6 +3,7 @@ on, and ``_repr_html_`` that a real headless browser renders with that content."
 
 from __future__ import annotations
 
+import re
 import subprocess
 import warnings
 from pathlib import Path
@@ -40,6 +41,13 @@ def test_text_cards_are_short_and_say_what_matters(out):
     fit = repr(out.result)
     assert len(fit) < 2000 and fit.startswith("<PseudoPosteriorResult>")
     assert f"{out.epsilon:.4g} weighted" in fit and "records: 300" in fit
+    # how the parts were drawn: one count per sampler, adding up to the parts
+    from pseudopost.fitting.columns import part_samplers
+
+    drawn = part_samplers(out.result.datatree)
+    line = next(x for x in fit.splitlines() if x.strip().startswith("parts drawn:"))
+    counts = [int(c) for c in re.findall(r"(?:: |, )(\d+) [a-z]", line.split(";")[0])]
+    assert sum(counts) == len(drawn) >= 3 and line in text
     statement = repr(out.privacy_statement)
     assert len(statement) < 2000 and "add/remove" in statement
     assert "structure stage" in statement

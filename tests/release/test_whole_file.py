@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pseudopost.fitting.parts import HOW_DRAWN
 from pseudopost.release import SpecError, account_release, load_spec, run_release, validate
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -104,6 +105,13 @@ def test_release_folder_privacy_record_and_report(released):
     assert {"repU", "DiSCO"} <= set(p["disclosure"][0])
     page = (out / "report.html").read_text()
     assert "Columns and their parts" in page and "weight floor" in page
+    # how each part was drawn: every part of the weighted fit named, by a sampler the
+    # accountant can read (no approximate draws), in privacy.json and the report
+    drawn = p["parts_drawn"]
+    assert set(drawn["weighted"]) == set(drawn["risk"]) and len(drawn["weighted"]) >= 4
+    assert set(drawn["weighted"].values()) <= {"exact", "imh", "nuts", "nuts twice"}
+    assert set(drawn["risk"].values()) <= set(HOW_DRAWN)
+    assert "How each part was drawn" in page and "weighted s" in page
     # the verdicts lead the measures: each beside its reference, the worst tables named
     assert page.index("<h2>Verdicts</h2>") < page.index("<h2>Utility</h2>")
     verdicts = {r["measure"]: r for r in p["verdicts"]}

@@ -60,6 +60,7 @@ import pandas as pd
 import xarray as xr
 
 from pseudopost._io import atomic_write
+from pseudopost.fitting.columns import part_samplers, samplers_text
 from pseudopost.models.registry import LOG_SCALE, MODEL_NAMES
 from pseudopost.privacy.statement import PrivacyStatement
 from pseudopost.release import report
@@ -391,6 +392,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
                 "ledger": str(spec.ledger_path),
             },
             "diagnostics": {k: _diagnostics(d) for k, d in result.diagnostics.items()},
+            **_parts_drawn(result.datatree),
         }
 
     def report_title(self, spec: ReleaseSpec) -> str:
@@ -447,6 +449,20 @@ class PseudoPosteriorAdapter(MechanismAdapter):
                 f"<details><summary><b>{html.escape(str(fit))} fit</b>: "
                 f"{html.escape(diagnostics_verdict({fit: d}))}</summary>"
                 f"{inner}{report.table(d.table)}</details>"
+            )
+        drawn = _parts_table(result.datatree)
+        if drawn is not None:
+            after.append(
+                "<details><summary><b>How each part was drawn</b>: "
+                f"{html.escape(samplers_text(part_samplers(result.datatree)))}</summary>"
+                + report.note(
+                    "exact: conjugate draws; laplace / split-normal: the risk step's "
+                    "approximate draws; imh: independence Metropolis-Hastings; nuts twice: its "
+                    "first run had not mixed; nuts unmixed: the risk step kept a run that had "
+                    "not mixed. The weighted fit's draws (exact, imh, nuts) are what the "
+                    "accountant reads."
+                )
+                + f"{report.table(drawn)}</details>"
             )
         return report.ReportParts(facts, before, after, produced.warnings, "Sampler warnings")
 
@@ -584,6 +600,34 @@ def _describe_range(described: Mapping[str, Any] | None) -> str:
         return "none declared"
     rest = ", ".join(f"{k} = {v}" for k, v in described.items() if k != "kind")
     return f"{described.get('kind', 'range')} ({rest})"
+
+
+def _parts_drawn(tree: xr.DataTree) -> dict[str, Any]:
+    """``{"parts_drawn": {"weighted": {part: sampler}, "risk": {...}}}`` for a fit of column
+    parts, else nothing (seconds left out: the file is the same for the same seed)."""
+    out = {
+        fit: {k: how for k, (how, _) in part_samplers(tree, group).items()}
+        for fit, group in (("weighted", "sample_stats"), ("risk", "risk_sample_stats"))
+    }
+    return {"parts_drawn": out} if out["weighted"] else {}
+
+
+def _parts_table(tree: xr.DataTree) -> pd.DataFrame | None:
+    """Each part's sampler and seconds in the risk step and the weighted fit, slowest first."""
+    weighted, risk = part_samplers(tree), part_samplers(tree, "risk_sample_stats")
+    if not weighted:
+        return None
+    rows = [
+        {
+            "part": k,
+            "risk step": risk.get(k, ("-", None))[0],
+            "risk s": risk.get(k, ("-", float("nan")))[1],
+            "weighted fit": how,
+            "weighted s": sec,
+        }
+        for k, (how, sec) in weighted.items()
+    ]
+    return pd.DataFrame(rows).sort_values("weighted s", ascending=False)
 
 
 def _diagnostics(diag) -> dict[str, Any]:
