@@ -422,7 +422,7 @@ def samplers_text(drawn: Mapping[str, tuple[str, float | None]]) -> str:
     for part, (how, _) in drawn.items():
         names.setdefault(how, []).append(part)
     text = ", ".join(
-        f"{len(parts)} {how}" + (f" ({', '.join(map(repr, parts))})" if how == NUTS_RERUN else "")
+        f"{len(parts)} {how}" + (f" ({', '.join(map(repr, parts))})" if how.startswith(NUTS_RERUN) else "")
         for how, parts in names.items()
     )
     timed = {k: s for k, (_, s) in drawn.items() if s is not None}

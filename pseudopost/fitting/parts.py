@@ -288,7 +288,7 @@ class PartSampler:
             if _least_ess(again) > _least_ess(tree):
                 tree = again
             tree["sample_stats"].attrs["rerun"] = "stuck (R-hat or ESS): second NUTS run"
-            return _drawn(tree, NUTS_RERUN), mode
+            return _drawn(tree, NUTS_RERUN_UNMIXED if _stuck(tree) else NUTS_RERUN), mode
         return _drawn(tree, NUTS), mode
 
     def _nuts(self, compiled, draws, tune, chains, seed, progress, adaptation, depth):
@@ -302,10 +302,12 @@ class PartSampler:
 #: how a part's draws were made (:func:`drawn_by`): exact conjugate draws; importance-resampled
 #: Laplace draws; the split-normal approximation's own draws (both the risk step's only);
 #: independence Metropolis-Hastings; NUTS; NUTS drawn a second time because the first run had
-#: not mixed; a NUTS run that had not mixed, kept (the risk step's only)
+#: not mixed (and the kept run had not mixed either: ``nuts twice unmixed``); a NUTS run that
+#: had not mixed, kept without a second (the risk step's only)
 EXACT, LAPLACE, SPLIT_NORMAL, IMH = "exact", "laplace", "split-normal", "imh"
 NUTS, NUTS_RERUN, NUTS_STUCK = "nuts", "nuts twice", "nuts unmixed"
-HOW_DRAWN = (EXACT, LAPLACE, SPLIT_NORMAL, IMH, NUTS, NUTS_RERUN, NUTS_STUCK)
+NUTS_RERUN_UNMIXED = "nuts twice unmixed"
+HOW_DRAWN = (EXACT, LAPLACE, SPLIT_NORMAL, IMH, NUTS, NUTS_RERUN, NUTS_RERUN_UNMIXED, NUTS_STUCK)
 
 
 def _drawn(tree: xr.DataTree, how: str) -> xr.DataTree:

@@ -236,6 +236,30 @@ def test_the_tree_says_how_each_part_was_drawn(tmp_path):
     assert samplers_text(twice) == "2 nuts twice ('c', 'd'), 1 exact; slowest 'c' 2 s"
 
 
+def test_parts_that_do_not_mix_in_two_runs_are_named(monkeypatch):
+    """A part whose second NUTS run has not mixed either is labelled ``nuts twice unmixed``,
+    and the fit's diagnostics warn, naming it: the accountant's maximum over such draws may
+    understate epsilon."""
+    from pseudopost.fitting import parts as fp
+    from pseudopost.fitting.sampler import SamplingWarning
+    from pseudopost.mechanisms.pseudo_posterior.settings import diagnose
+
+    frame = _three_columns(n=300, seed=4)
+    monkeypatch.setattr(fp, "_stuck", lambda tree: True)
+    tree = _fit_columns(frame, 60, 30, 2, 9)
+    how = {k: v for k, (v, _) in part_samplers(tree).items()}
+    assert how == {"a": EXACT, "b.value": fp.NUTS_RERUN_UNMIXED, "c": fp.NUTS_RERUN_UNMIXED}
+    with pytest.warns(SamplingWarning, match=r"part\(s\) 'b.value', 'c' did not mix in two NUTS"):
+        diagnose(tree, tree)
+    monkeypatch.setattr(fp, "_stuck", lambda tree: False)
+    mixed = _fit_columns(frame, 60, 30, 2, 9)
+    assert {v for v, _ in part_samplers(mixed).values()} == {EXACT, NUTS}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        diagnose(mixed, mixed)
+    assert not any("did not mix in two NUTS" in str(w.message) for w in caught)
+
+
 def test_sampler_checks_its_data():
     frame = _three_columns(n=60)
     model = FileModel(models={"b": "normal"})

@@ -409,4 +409,5 @@ def test_a_stuck_risk_step_run_is_kept_without_a_second_run(monkeypatch):
     assert runs == ["diag", "low_rank"] and "rerun" in weighted["sample_stats"].attrs
     assert "stuck" not in weighted["sample_stats"].attrs
     # how each was drawn, in the tree (the whole file's record of its parts)
-    assert fp.drawn_by(tree) == fp.NUTS_STUCK and fp.drawn_by(weighted) == fp.NUTS_RERUN
+    # (_stuck is True throughout here: the second run has not mixed either)
+    assert fp.drawn_by(tree) == fp.NUTS_STUCK and fp.drawn_by(weighted) == fp.NUTS_RERUN_UNMIXED

@@ -109,7 +109,9 @@ def test_release_folder_privacy_record_and_report(released):
     # accountant can read (no approximate draws), in privacy.json and the report
     drawn = p["parts_drawn"]
     assert set(drawn["weighted"]) == set(drawn["risk"]) and len(drawn["weighted"]) >= 4
-    assert set(drawn["weighted"].values()) <= {"exact", "imh", "nuts", "nuts twice"}
+    assert set(drawn["weighted"].values()) <= {
+        "exact", "imh", "nuts", "nuts twice", "nuts twice unmixed"
+    }  # fmt: skip
     assert set(drawn["risk"].values()) <= set(HOW_DRAWN)
     assert "How each part was drawn" in page and "weighted s" in page
     # the verdicts lead the measures: each beside its reference, the worst tables named

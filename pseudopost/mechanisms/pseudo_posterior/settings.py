@@ -7,13 +7,16 @@ the in-memory run of the same data.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass
 
 import xarray as xr
 
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_positive_int
-from pseudopost.fitting.sampler import FitDiagnostics, interactive
+from pseudopost.fitting.columns import part_samplers
+from pseudopost.fitting.parts import NUTS_RERUN_UNMIXED
+from pseudopost.fitting.sampler import FitDiagnostics, SamplingWarning, interactive
 from pseudopost.models.parts import SEP
 
 __all__ = ["FitSettings", "diagnose", "fit_seeds"]
@@ -79,11 +82,25 @@ def mcmc_draws(tree: xr.DataTree) -> xr.DataTree:
 
 def diagnose(unweighted: xr.DataTree, weighted: xr.DataTree) -> dict[str, FitDiagnostics]:
     """R-hat, ESS and divergences of both posteriors' MCMC draws (:func:`mcmc_draws`); a
-    :class:`~pseudopost.fitting.sampler.SamplingWarning` for each poor one."""
+    :class:`~pseudopost.fitting.sampler.SamplingWarning` for each poor one, and one naming the
+    weighted fit's column parts that did not mix in two NUTS runs
+    (:func:`~pseudopost.fitting.columns.part_samplers`)."""
     out = {
         "unweighted": FitDiagnostics.from_tree("unweighted", mcmc_draws(unweighted)),
         "weighted": FitDiagnostics.from_tree("weighted", mcmc_draws(weighted)),
     }
     for d in out.values():
         d.warn(stacklevel=4)  # the caller of the fit
+    unmixed = [k for k, (how, _) in part_samplers(weighted).items() if how == NUTS_RERUN_UNMIXED]
+    if unmixed:
+        warnings.warn(
+            f"The weighted fit's part(s) {', '.join(map(repr, unmixed))} did not mix in two NUTS "
+            "runs (R-hat above 1.1 or bulk ESS below 10 % of the draws): the accountant's "
+            "maximum over their draws may understate epsilon, and their synthetic values come "
+            "from draws that need not cover the posterior. A column that is a function of "
+            "others is better declared derived ('derived'); more draws and tuning steps may "
+            "help.",
+            SamplingWarning,
+            stacklevel=4,
+        )
     return out
