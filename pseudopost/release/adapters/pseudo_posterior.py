@@ -458,8 +458,9 @@ class PseudoPosteriorAdapter(MechanismAdapter):
                 + report.note(
                     "exact: conjugate draws; laplace / split-normal: the risk step's "
                     "approximate draws; imh: independence Metropolis-Hastings; nuts twice: its "
-                    "first run had not mixed; nuts unmixed: the risk step kept a run that had "
-                    "not mixed. The weighted fit's draws (exact, imh, nuts) are what the "
+                    "first run had not mixed (nuts twice unmixed: nor had the second, see the "
+                    "sampler warnings); nuts unmixed: the risk step kept a run that had not "
+                    "mixed. The weighted fit's draws (exact, imh, nuts) are what the "
                     "accountant reads."
                 )
                 + f"{report.table(drawn)}</details>"
