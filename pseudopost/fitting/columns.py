@@ -388,8 +388,10 @@ def _pair(parts: Sequence[Part], trees: Sequence[xr.DataTree], chains: int, draw
             if "diverging" in ss:
                 diverging += ss["diverging"].to_numpy().astype(np.int64)
             stats.append(ss.rename({v: f"{part.name}{SEP}{v}" for v in keep}))
-    posterior = xr.merge(posts, compat="no_conflicts", join="exact")
-    sample_stats = xr.merge(stats, join="exact") if stats else xr.Dataset(
+    # each part's own attributes (its Laplace k-hat, IMH acceptance, "rerun") are left out:
+    # merged, the first part's would stand for all; how each was drawn is recorded below
+    posterior = xr.merge(posts, compat="no_conflicts", join="exact", combine_attrs="drop")
+    sample_stats = xr.merge(stats, join="exact", combine_attrs="drop") if stats else xr.Dataset(
         coords={"chain": np.arange(chains), "draw": np.arange(draws)}
     )  # fmt: skip
     sample_stats["diverging"] = (("chain", "draw"), diverging)

@@ -232,6 +232,9 @@ def test_the_tree_says_how_each_part_was_drawn(tmp_path):
     )
     how = {k: v for k, (v, _) in part_samplers(imh).items()}
     assert how["a"] == EXACT and how["c"] == IMH
+    # no part's own attributes stand for the paired fit (the first part's acceptance rate)
+    assert dict(imh["posterior"].attrs) == {}
+    assert set(imh["sample_stats"].attrs) == {"samplers", "seconds"}
     twice = {"c": ("nuts twice", 2.0), "a": (EXACT, 0.1), "d": ("nuts twice", None)}
     assert samplers_text(twice) == "2 nuts twice ('c', 'd'), 1 exact; slowest 'c' 2 s"
 

@@ -399,3 +399,35 @@ def test_verdicts_read_each_measure_against_its_reference():
     assert t.loc["worst columns (one-way tables), S_pMSE", "verdict"] == "close"
     assert t.loc["columns beyond the real range", "value"] == "age"
     assert "defect" in t.loc["synthetic records breaking a declared rule or zero", "verdict"]
+
+
+def test_fit_file_holds_the_attributes_a_fit_carries(tmp_path):
+    """``fit.nc`` is written whatever attributes the parts' trees carry: a Laplace draw's
+    ``laplace_resampled`` (a bool), IMH's per-chain flags, None. Writing a bool attribute made
+    h5netcdf refuse, and ``pseudopost synthesize examples/slid_file.toml`` stopped after the fit
+    (its risk step's first part drawn from a Laplace approximation)."""
+    import xarray as xr
+
+    from pseudopost.release.adapters.pseudo_posterior import save_fit
+
+    z = np.zeros((2, 5))
+    post = xr.Dataset({"a::p": (("chain", "draw"), z)})
+    post.attrs = {"laplace_resampled": True, "laplace_khat": 0.3, "note": None}
+    stats = xr.Dataset({"diverging": (("chain", "draw"), z.astype(bool))})
+    stats.attrs = {"flags": [True, False], "acceptance_rate": [0.6, 0.7], "samplers": "{}"}
+    stats["diverging"].attrs["mixed"] = np.bool_(False)
+    tree = xr.DataTree.from_dict({"posterior": post, "sample_stats": stats})
+    with pytest.raises(Exception, match="boolean"):
+        tree.to_netcdf(tmp_path / "raw.nc", engine="h5netcdf")
+    save_fit(tree, tmp_path / "fit.nc")
+    back = xr.open_datatree(tmp_path / "fit.nc", engine="h5netcdf")
+    assert back["posterior"].attrs["laplace_resampled"] == 1
+    assert back["posterior"].attrs["laplace_khat"] == 0.3 and back["posterior"].attrs["note"] == ""
+    assert list(back["sample_stats"].attrs["flags"]) == [1, 0]
+    assert list(back["sample_stats"].attrs["acceptance_rate"]) == [0.6, 0.7]
+    assert back["sample_stats"]["diverging"].attrs["mixed"] == 0
+    assert not back["sample_stats"]["diverging"].to_numpy().any()
+    # the tree is not modified
+    assert tree["posterior"].attrs["laplace_resampled"] is True
+    assert isinstance(tree["sample_stats"]["diverging"].attrs["mixed"], np.bool_)
+

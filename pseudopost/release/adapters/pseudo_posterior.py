@@ -644,12 +644,30 @@ def _diagnostics(diag) -> dict[str, Any]:
     }
 
 
+def _netcdf_attr(value: Any) -> Any:
+    """An attribute netCDF can hold: a bool as 0/1 (a Laplace draw's ``laplace_resampled``),
+    a sequence of bools as 0/1s, None as ''."""
+    if value is None:
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return int(value)
+    if isinstance(value, list | tuple | np.ndarray) and any(
+        isinstance(v, bool | np.bool_) for v in np.ravel(np.asarray(value, dtype=object))
+    ):
+        return np.asarray(value, dtype=np.int8)
+    return value
+
+
 def save_fit(tree: xr.DataTree, path: str | Path) -> None:
     """The DataTree as netCDF4 (h5netcdf). Object-dtype variables (e.g. nutpie's
-    ``divergence_message``, mostly None) are stored as strings, None as ''."""
+    ``divergence_message``, mostly None) are stored as strings, None as ''; boolean and None
+    attributes as netCDF can hold them (:func:`_netcdf_attr`)."""
     groups = {}
     for node in tree.subtree:
-        ds = node.to_dataset()
+        ds = node.to_dataset().copy()  # new variables: the tree's attributes stay as they are
+        ds.attrs = {k: _netcdf_attr(v) for k, v in ds.attrs.items()}
+        for var in ds.variables.values():
+            var.attrs = {k: _netcdf_attr(v) for k, v in var.attrs.items()}
         for name, var in ds.data_vars.items():
             if var.dtype == object:
                 ds[name] = var.copy(
