@@ -25,15 +25,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import defaults as D
 import numpy as np
 import pandas as pd
 
-import pseudopost as pp
 from pseudopost.evaluate import propensity_utility
 
 RESULTS = Path(__file__).parent / "results"
@@ -51,15 +48,7 @@ def _exact_share(real: pd.Series, syn: pd.Series) -> float:
 
 
 def run_file(name: str, seed: int, k: int) -> tuple[pd.DataFrame, dict]:
-    spec = D.FILES[name]
-    frame = D._declared_levels(spec["load"](), spec.get("integers", ()))
-    train, _ = D.split(frame, seed)
-    kw, _ = D._codebook_kwargs(spec)
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = pp.synthesize(train, seed=seed, m=k, **kw)
-    wall = time.perf_counter() - t0
+    spec, train, out, wall = D.synthesize_training(name, seed, m=k)
     weighted = out.synthetic if isinstance(out.synthetic, list) else [out.synthetic]
     unweighted = out.synthesize_datasets(k, seed=seed + 100, weighted=False)
     synthpop, _ = D._synthpop_files(train, spec, seed, k)

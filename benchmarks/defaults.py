@@ -516,6 +516,21 @@ def _declared_levels(frame: pd.DataFrame, integers=()) -> pd.DataFrame:
     return out
 
 
+def synthesize_training(name: str, seed: int, **options):
+    """``(spec, train, out, wall)``: the file's training split (:func:`split`, all records)
+    and ``pp.synthesize`` on it with the file's codebook facts, ``seed`` and ``options``
+    (warnings silenced), timed in wall seconds."""
+    spec = FILES[name]
+    frame = _declared_levels(spec["load"](), spec.get("integers", ()))
+    train, _ = split(frame, seed)
+    kw, _ = _codebook_kwargs(spec)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = pp.synthesize(train, seed=seed, **options, **kw)
+    return spec, train, out, time.perf_counter() - t0
+
+
 def run_file(name: str, args) -> tuple[list[dict], str]:
     spec = FILES[name]
     frame = _declared_levels(spec["load"](), spec.get("integers", ()))

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-import warnings
 from pathlib import Path
 
 import defaults as D
@@ -50,15 +48,7 @@ def _parameters(tree) -> dict[str, int]:
 
 
 def run_file(name: str, seed: int) -> tuple[pd.DataFrame, dict]:
-    spec = D.FILES[name]
-    frame = D._declared_levels(spec["load"](), spec.get("integers", ()))
-    train, _ = D.split(frame, seed)
-    kw, _ = D._codebook_kwargs(spec)
-    t0 = time.perf_counter()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        out = pp.synthesize(train, seed=seed, progress=False, **kw)
-    wall = time.perf_counter() - t0
+    _, _, out, wall = D.synthesize_training(name, seed, progress=False)
     tree = out.result.datatree
     risk = part_samplers(tree, "risk_sample_stats")
     weighted = part_samplers(tree)
