@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 import pseudopost as pp
-from pseudopost.fitting.columns import part_samplers
+from pseudopost.fitting.columns import samplers_table
 from pseudopost.models.parts import SEP
 
 RESULTS = Path(__file__).parent / "results"
@@ -50,22 +50,9 @@ def _parameters(tree) -> dict[str, int]:
 def run_file(name: str, seed: int) -> tuple[pd.DataFrame, dict]:
     _, _, out, wall = D.synthesize_training(name, seed, progress=False)
     tree = out.result.datatree
-    risk = part_samplers(tree, "risk_sample_stats")
-    weighted = part_samplers(tree)
-    sizes = _parameters(tree)
-    rows = [
-        {
-            "file": name,
-            "part": part,
-            "parameters": sizes.get(part, 0),
-            "risk step": risk.get(part, ("-", None))[0],
-            "risk s": risk.get(part, ("-", np.nan))[1],
-            "weighted fit": how,
-            "weighted s": seconds,
-        }
-        for part, (how, seconds) in weighted.items()
-    ]
-    table = pd.DataFrame(rows).sort_values("weighted s", ascending=False)
+    table = samplers_table(tree)
+    table.insert(1, "parameters", table["part"].map(_parameters(tree)).fillna(0).astype(int))
+    table.insert(0, "file", name)
     steps = {k: round(v, 2) for k, v in out.result.timings.items() if v >= 0.05}
     part_s = float(table["weighted s"].sum())
     twice = table["weighted fit"].str.startswith("nuts twice")

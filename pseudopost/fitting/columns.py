@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from pseudopost.fitting.laplace import _one_blas_thread
@@ -57,6 +58,7 @@ __all__ = [
     "part_samplers",
     "part_seed",
     "parts_progress",
+    "samplers_table",
     "samplers_text",
     "statistics_data",
 ]
@@ -432,3 +434,24 @@ def samplers_text(drawn: Mapping[str, tuple[str, float | None]]) -> str:
         slowest = max(timed, key=timed.get)
         text += f"; slowest {slowest!r} {timed[slowest]:.3g} s"
     return text
+
+
+def samplers_table(tree: xr.DataTree) -> pd.DataFrame | None:
+    """Each part's sampler and seconds in the risk step (``risk_sample_stats``) and the
+    weighted fit (``sample_stats``), slowest first: a ``pandas.DataFrame`` with columns
+    ``part``, ``risk step``, ``risk s``, ``weighted fit``, ``weighted s``; None for a tree
+    without that record (:func:`part_samplers`)."""
+    weighted, risk = part_samplers(tree), part_samplers(tree, "risk_sample_stats")
+    if not weighted:
+        return None
+    rows = [
+        {
+            "part": k,
+            "risk step": risk.get(k, ("-", None))[0],
+            "risk s": risk.get(k, ("-", float("nan")))[1],
+            "weighted fit": how,
+            "weighted s": sec,
+        }
+        for k, (how, sec) in weighted.items()
+    ]
+    return pd.DataFrame(rows).sort_values("weighted s", ascending=False)

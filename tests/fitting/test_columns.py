@@ -16,6 +16,7 @@ from pseudopost.fitting.columns import (
     ColumnSampler,
     part_samplers,
     part_seed,
+    samplers_table,
     samplers_text,
     statistics_data,
 )
@@ -221,6 +222,10 @@ def test_the_tree_says_how_each_part_was_drawn(tmp_path):
     assert part_samplers(renamed) == {}
     text = samplers_text(drawn)
     assert text.startswith("1 exact, 2 nuts; slowest ")
+    table = samplers_table(renamed.assign({"sample_stats": renamed["risk_sample_stats"]}))
+    assert set(table["part"]) == set(drawn) and table["weighted s"].is_monotonic_decreasing
+    assert (table["weighted fit"] == table["risk step"]).all()
+    assert samplers_table(xr.DataTree.from_dict({"posterior": tree["posterior"]})) is None
     # independence Metropolis-Hastings where the Laplace proposal is accepted
     model = FileModel(models={"b": "normal"})
     prepared = model.prepare(frame)

@@ -60,7 +60,7 @@ import pandas as pd
 import xarray as xr
 
 from pseudopost._io import atomic_write
-from pseudopost.fitting.columns import part_samplers, samplers_text
+from pseudopost.fitting.columns import part_samplers, samplers_table, samplers_text
 from pseudopost.models.registry import LOG_SCALE, MODEL_NAMES
 from pseudopost.privacy.statement import PrivacyStatement
 from pseudopost.release import report
@@ -450,7 +450,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
                 f"{html.escape(diagnostics_verdict({fit: d}))}</summary>"
                 f"{inner}{report.table(d.table)}</details>"
             )
-        drawn = _parts_table(result.datatree)
+        drawn = samplers_table(result.datatree)
         if drawn is not None:
             after.append(
                 "<details><summary><b>How each part was drawn</b>: "
@@ -611,24 +611,6 @@ def _parts_drawn(tree: xr.DataTree) -> dict[str, Any]:
         for fit, group in (("weighted", "sample_stats"), ("risk", "risk_sample_stats"))
     }
     return {"parts_drawn": out} if out["weighted"] else {}
-
-
-def _parts_table(tree: xr.DataTree) -> pd.DataFrame | None:
-    """Each part's sampler and seconds in the risk step and the weighted fit, slowest first."""
-    weighted, risk = part_samplers(tree), part_samplers(tree, "risk_sample_stats")
-    if not weighted:
-        return None
-    rows = [
-        {
-            "part": k,
-            "risk step": risk.get(k, ("-", None))[0],
-            "risk s": risk.get(k, ("-", float("nan")))[1],
-            "weighted fit": how,
-            "weighted s": sec,
-        }
-        for k, (how, sec) in weighted.items()
-    ]
-    return pd.DataFrame(rows).sort_values("weighted s", ascending=False)
 
 
 def _diagnostics(diag) -> dict[str, Any]:
