@@ -57,8 +57,8 @@ MAX_DIM = 1500
 _STEPS, _ROUNDS = 3, 10
 
 #: most Newton iterations of :func:`_newton`, and the Newton decrement that stops them. A
-#: near-deterministic column's location-scale part (cps91's experience, age - educ - 6 on all
-#: but 9 records; non-wife income, family income less the wife's earnings) needs about 180
+#: near-deterministic column's location-scale part (cps91's experience, age - educ - 6 floored
+#: at 0, when modelled; non-wife income, family income less the wife's earnings) needs about 180
 #: damped steps from the unweighted mode (some 5 ms each); at 100 it stopped 455 and 146 nats
 #: below the mode, and NUTS on that point's preconditioner took 24.0 and 12.6 s against 15.1
 #: and 11.0 s from the mode (2 x 500 iterations)

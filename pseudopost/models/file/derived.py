@@ -10,12 +10,18 @@ synthetic columns by its definition, as synthpop's *passive* synthesis does.
 **Expressions** are pandas' ``DataFrame.eval`` syntax (arithmetic,
 comparisons, ``log``, ``exp``, ``sqrt``, ``abs``, ...; a name with spaces or hyphens in
 backticks) over the frame's synthesized and kept columns (not dropped or other derived ones).
-A non-finite result (``log(0)``, ``x / 0``) or one with a missing input is a missing cell.
+A definition that the file keeps inside a valid range is written with ``.clip``: potential
+experience, ``age - educ - 6`` in the codebook, is recorded 0 where that is negative,
+``(age - educ - 6).clip(0)`` (the check below suggests it where the plain definition
+fails that way). A non-finite result (``log(0)``, ``x / 0``) or one with a missing input is a
+missing cell.
 
 **Checked before any work** on the real frame: the expression evaluates, and it reproduces the
 column on every record, up to storage rounding (:data:`RTOL`, :data:`ATOL`: a float32 column
 holds about 7 digits), missing exactly where the column is; otherwise an error names the
-column, the first record that differs, its value and the definition's.
+column, the first record that differs, its value and the definition's, and, where every
+record that differs holds the column's lowest (highest) value and the definition gives less
+(more), the floored (capped) definition that holds.
 
 **Privacy.** A derived column is a deterministic function of the synthetic columns: post-
 processing, no budget; its real values enter nothing but the check above (an error, as for a
@@ -113,8 +119,26 @@ def check_derived(frame: pd.DataFrame, derived: Mapping[str, str], inputs: list[
                 f"Derived column {col!r} is not {expr!r} on {int(bad.sum())} record(s): record "
                 f"{frame.index[i]!r} holds {_plain(real.iloc[i])!r}, its definition gives "
                 f"{'a missing value' if np.isnan(x[i]) else repr(float(x[i]))}. Correct the "
-                f"definition, or model the column (leave it out of 'derived')."
+                f"definition{_clip_hint(expr, r, x, bad)}, or model the column (leave it out "
+                f"of 'derived')."
             )
+
+
+def _clip_hint(expr: str, real: np.ndarray, x: np.ndarray, bad: np.ndarray) -> str:
+    """Where every record that breaks the definition holds the column's lowest (highest) value
+    and the definition gives less (more), the definition floored (capped) there:
+    ``" (the column holds 0 where it gives less: '(age - educ - 6).clip(0)')"``; else ``""``."""
+    r, v = real[bad], x[bad]
+    if np.isnan(r).any() or np.isnan(v).any():
+        return ""
+    lo, hi = np.nanmin(real), np.nanmax(real)
+    for edge, side, beyond in ((lo, "lower", v < lo), (hi, "upper", v > hi)):
+        if np.all(r == edge) and np.all(beyond):
+            e = int(edge) if float(edge).is_integer() else float(edge)
+            arg = f"{e!r}" if side == "lower" else f"upper={e!r}"
+            word = "less" if side == "lower" else "more"
+            return f" (the column holds {e!r} where it gives {word}: '({expr}).clip({arg})')"
+    return ""
 
 
 def derive(frame: pd.DataFrame, derived: Mapping[str, str], dtypes: Mapping) -> pd.DataFrame:

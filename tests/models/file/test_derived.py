@@ -94,3 +94,27 @@ def test_derive_keeps_integer_columns_integer_with_missing_cells():
     out = derive(f[["a"]], {"b": "a ** 2"}, {"b": np.dtype("int64")})
     assert str(out.b.dtype) == "Int64" and out.b.isna().tolist() == [False, True, False]
     assert out.b.dropna().tolist() == [1, 9]
+
+
+def test_a_definition_floored_at_its_valid_range():
+    """A codebook's definition with the range its column keeps: potential experience, age -
+    educ - 6, is recorded 0 where the difference is negative; the plain definition is refused
+    naming such a record, ``.clip(0)`` holds on every record and floors the synthetic values."""
+    f = pd.DataFrame({"age": [21, 30, 18, 40], "educ": [16, 12, 13, 8]})
+    f["exper"] = np.maximum(0, f.age - f.educ - 6)
+    with pytest.raises(ValueError, match=r"'exper' is not 'age - educ - 6' on 2 record\(s\): "
+                       r"record 0 holds 0, its definition gives -1.0. Correct the definition "
+                       r"\(the column holds 0 where it gives less: "
+                       r"'\(age - educ - 6\).clip\(0\)'\)"):  # fmt: skip
+        check_derived(f, {"exper": "age - educ - 6"}, ["age", "educ"])
+    capped = f.assign(weeks=np.minimum(52, 2 * f.age))  # a cap: the hint names the upper end
+    with pytest.raises(ValueError, match=r"holds 52 where it gives more: "
+                       r"'\(2 \* age\).clip\(upper=52\)'"):  # fmt: skip
+        check_derived(capped, {"weeks": "2 * age"}, ["age"])
+    with pytest.raises(ValueError, match=r"gives -1.0. Correct the definition, or model"):
+        check_derived(f.assign(exper=f.exper + 0.5), {"exper": "age - educ - 6"}, ["age", "educ"])
+    floored = {"exper": "(age - educ - 6).clip(0)"}
+    check_derived(f, floored, ["age", "educ"])
+    syn = pd.DataFrame({"age": [17, 25], "educ": [14, 12]})
+    out = derive(syn, floored, {"exper": f.exper.dtype})
+    assert out.exper.tolist() == [0, 7] and out.exper.dtype == f.exper.dtype
