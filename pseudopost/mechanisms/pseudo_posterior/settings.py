@@ -98,8 +98,9 @@ def diagnose(unweighted: xr.DataTree, weighted: xr.DataTree) -> dict[str, FitDia
             "runs (R-hat above 1.1 or bulk ESS below 10 % of the draws): the accountant's "
             "maximum over their draws may understate epsilon, and their synthetic values come "
             "from draws that need not cover the posterior. A column that is a function of "
-            "others is better declared derived ('derived'); more draws and tuning steps may "
-            "help.",
+            "others can be declared derived ('derived'): computed, not modelled, and then no "
+            "later column's predictor, which costs utility where later columns depend on it; "
+            "more draws and tuning steps may help.",
             SamplingWarning,
             stacklevel=4,
         )
