@@ -110,6 +110,7 @@ its delta is the sum of the deltas of the columns that run it.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -211,6 +212,9 @@ INTEGER_SLACK = 0.03
 GRID_MARGIN = 0.0
 #: noise scales added to the finest candidate grid's threshold (against "continuous")
 FINEST_MARGIN = 2.0
+#: appended to a support's source when no cell passed (:class:`~pseudopost.privacy.structure.
+#: SupportBounds`)
+UNLOCATED = "; no cell passed: the largest noisy cell, a guess"
 #: zero is a spike when at least this share of the observed values are exact zeros
 SPIKE_SHARE = 0.02
 #: shares of a numeric column's budget: noisy count, recording grid, support, zero spike, heaps;
@@ -687,8 +691,9 @@ def _column(
         share = _SHARES["support"] + (_SHARES["integer"] if kind == "integer" else 0.0)
         e = charge("support", share * epsilon)
         # cells [lo, hi), as fine as the budget and the noisy count allow; post-processing below
-        lo, hi = dp_support(x, e, rng, per_decade=support_resolution(noisy_n, e),
-                            integer=integer)  # fmt: skip
+        found = dp_support(x, e, rng, per_decade=support_resolution(noisy_n, e),
+                           integer=integer)  # fmt: skip
+        lo, hi = found
         if digits is not None:  # the support's grid points: inside [lo, hi)
             lo = round(math.ceil(round(lo / unit, 6)) * unit, digits)
             hi = round((math.ceil(round(hi / unit, 6)) - 1) * unit, digits)
@@ -696,6 +701,17 @@ def _column(
             hi = lo + 1.0 if digits is None else round((round(lo / unit) + 1) * unit, digits)
         grid = digits is not None and points(lo, hi) <= max_grid_points
         sources["support"] = _dp(e)
+        if not found.located:  # the largest noisy cell: a guess (SupportBounds)
+            sources["support"] += UNLOCATED
+            warnings.warn(
+                f"Column {name!r}: no cell of its support reached the threshold at epsilon "
+                f"{e:.3g} (too few observed values for the budget), so its DP support "
+                f"[{lo:g}, {hi:g}] is the cell of the largest noisy count, a guess that may "
+                f"miss the data (values outside it are coded to its ends). Declare the "
+                f"codebook's valid range (bounds={{{name!r}: (low, high)}}).",
+                UserWarning,
+                stacklevel=2,
+            )
     if named and declared is None:
         # values named by declared rules lie strictly inside the support, so coding a value to
         # a bound never moves it across a rule's threshold (public facts: post-processing); on

@@ -52,6 +52,7 @@ from pseudopost.privacy import noise
 __all__ = [
     "OUTER_BOUND",
     "StructureCharge",
+    "SupportBounds",
     "candidate_grid",
     "compose",
     "dp_bounds",
@@ -662,13 +663,30 @@ def _support_from(
     return (0.0 if lo_zero else lo), (0.0 if hi_zero else hi)
 
 
+class SupportBounds(tuple):
+    """``(low, high)`` of :func:`dp_support` (unpacks as a pair), with ``located``: whether some
+    cell's noisy count reached the pass threshold. When none did (a small or sparse column at
+    its budget), the support is the cell of the largest noisy count, which among K cells of
+    Laplace noise of scale :math:`1/\varepsilon` lands on an empty cell as readily as on the
+    data: 85 positive capital losses at epsilon 0.033 (2,000 Adult records) got an empty cell
+    in about 37 % of draws. Post-processing of the same noisy counts: no budget."""
+
+    located: bool
+
+    def __new__(cls, low: float, high: float, located: bool) -> SupportBounds:
+        out = super().__new__(cls, (float(low), float(high)))
+        out.located = bool(located)
+        return out
+
+
 def dp_support(
     values, epsilon: float, rng: np.random.Generator, *, per_decade: int = SUPPORT_CELLS_PER_DECADE,
     integer: bool = False, heavy: float = SUPPORT_HEAVY, margin: float = 5.0,
     margin_next: float = 4.0,
-) -> tuple[float, float]:  # fmt: skip
+) -> SupportBounds:  # fmt: skip
     r"""A column's support :math:`[e_{\rm first}, e_{\rm last + 1})` from one Laplace
-    histogram over the public cells of :func:`support_cells`.
+    histogram over the public cells of :func:`support_cells` (a :class:`SupportBounds`: the
+    pair, and whether a cell passed).
 
     Each record falls in one cell, so the vector of counts has L1 sensitivity 1 under
     add/remove and the noisy counts :math:`\tilde c_k = c_k + \mathrm{Lap}(1/\varepsilon)`
@@ -704,7 +722,8 @@ def dp_support(
     noisy = _support_counts(x, edges) + _check_rng(rng).laplace(0.0, 1.0 / eps, edges.size - 1)
     tau = support_threshold(edges.size - 1, eps, margin)
     tau_next = support_threshold(2, eps, margin_next)
-    return _support_from(noisy, edges, tau, heavy, tau_next, support_gap(per_decade))
+    lo, hi = _support_from(noisy, edges, tau, heavy, tau_next, support_gap(per_decade))
+    return SupportBounds(lo, hi, bool((noisy >= tau).any()))
 
 
 def support_probabilities(

@@ -514,3 +514,23 @@ def test_a_value_named_by_a_rule_keeps_the_recording_grid():
         assert lo < min(named) and hi > max(named)
         assert lo * 2 == round(lo * 2) and hi * 2 == round(hi * 2)  # grid points
         assert s.declarations()["grid"]["x"]["step"] == 0.5
+
+
+def test_a_support_no_cell_located_is_flagged_and_warned():
+    """A sparse value column (85 positive amounts beside 1,915 zeros declared a spike) at a
+    small budget: no cell of its support passes, and the stage says so in its source and a
+    warning naming the column; a declared range needs no DP support and raises nothing."""
+    rng = np.random.default_rng(4)
+    loss = np.zeros(2000)
+    loss[:85] = rng.uniform(1400, 2900, size=85).round()
+    frame = pd.DataFrame({"loss": loss})
+    with pytest.warns(UserWarning, match=r"Column 'loss': no cell of its support reached the "
+                      r"threshold .* Declare the codebook's valid range"):  # fmt: skip
+        s = estimate_structure(frame, ["loss"], spikes={"loss": [0.0]}, structure_epsilon=0.05,
+                               rng=np.random.default_rng(1))  # fmt: skip
+    assert "no cell passed" in s.columns["loss"].sources["support"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        d = estimate_structure(frame, ["loss"], spikes={"loss": [0.0]}, structure_epsilon=0.05,
+                               bounds={"loss": (0, 99999)}, rng=np.random.default_rng(1))
+    assert d.columns["loss"].sources["support"] == "declared"

@@ -422,6 +422,7 @@ def test_public_api_listed():
     assert set(st.__all__) == {
         "OUTER_BOUND",
         "StructureCharge",
+        "SupportBounds",
         "candidate_grid",
         "compose",
         "dp_bounds",
@@ -634,3 +635,24 @@ def test_support_of_small_integers_other_sign_and_block_from_zero():
     late = np.concatenate([np.full(4000, 9.0), np.full(4000, 20.0)])
     lo, _ = support(_support_counts(late, edges))
     assert lo == 9.0
+
+
+def test_support_says_whether_a_cell_passed():
+    """A support found by a passing cell is ``located``; a sparse column whose cells all fail
+    gets the largest noisy cell, flagged, which often is an empty cell far from the data."""
+    from pseudopost.privacy.structure import SupportBounds, dp_support
+
+    rng = np.random.default_rng(3)
+    dense = rng.integers(16, 90, size=5000).astype(float)
+    found = dp_support(dense, 1.0, rng, integer=True)
+    assert isinstance(found, SupportBounds) and found.located
+    lo, hi = found
+    assert (lo, hi) == tuple(found) and lo <= 16 and hi >= 90
+    # 85 capital losses between 1,400 and 2,900 at epsilon 0.033, one cell per decade
+    sparse = rng.uniform(1400, 2900, size=85).round()
+    runs = [dp_support(sparse, 0.033, np.random.default_rng(s), per_decade=1, integer=True)
+            for s in range(200)]  # fmt: skip
+    guessed = [b for b in runs if not b.located]
+    assert len(guessed) >= 180  # the threshold (ln K + 5) / eps is far above 85
+    wrong = [b for b in guessed if tuple(b) != (1000.0, 10000.0)]
+    assert len(wrong) >= 40  # an empty cell wins the noisy maximum often
