@@ -668,8 +668,9 @@ class SupportBounds(tuple):
     cell's noisy count reached the pass threshold. When none did (a small or sparse column at
     its budget), the support is the cell of the largest noisy count, which among K cells of
     Laplace noise of scale :math:`1/\varepsilon` lands on an empty cell as readily as on the
-    data: 85 positive capital losses at epsilon 0.033 (2,000 Adult records) got an empty cell
-    in about 37 % of draws. Post-processing of the same noisy counts: no budget."""
+    data: the 85 positive capital losses of a 2,000-record Adult sample, at the support's
+    epsilon 0.05, got an empty cell in about 37 % of draws. Post-processing of the same noisy
+    counts: no budget."""
 
     located: bool
 
