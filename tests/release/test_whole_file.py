@@ -465,3 +465,28 @@ def test_fit_file_holds_the_attributes_a_fit_carries(tmp_path):
     assert tree["posterior"].attrs["laplace_resampled"] is True
     assert isinstance(tree["sample_stats"]["diverging"].attrs["mixed"], np.bool_)
 
+
+
+def test_a_support_the_structure_stage_only_guessed_is_said_and_reported(tmp_path, capsys):
+    """A spike column whose few non-zero amounts no cell of the DP support locates: the
+    release says so before the fit, as the fit's warnings are said, and its report lists it."""
+    rng = np.random.default_rng(2)
+    gain = np.zeros(200)
+    gain[:8] = rng.uniform(2000, 9000, 8).round()
+    pd.DataFrame({"age": rng.integers(18, 80, 200), "gain": gain}).to_csv(
+        tmp_path / "f.csv", index=False
+    )
+    spec = SPEC.split("[file]")[0].format(data="f.csv") + (
+        "[file.columns.gain]\nspikes = [0]\n\n[sampling]\ndraws = 40\ntune = 40\nchains = 1\n"
+        'seed = 3\n\n[release]\nm = 1\nout = "out"\n\n[budget]\ntotal_epsilon = 5000.0\n'
+        "max_epsilon = 1000.0\ntotal_delta = 1e-4\n\n[disclosure]\nkeys = [\"age\"]\n"
+        'sensitive = "gain"\n'
+    )
+    (tmp_path / "run.toml").write_text(spec)
+    outcome = run_release(tmp_path / "run.toml")
+    said = capsys.readouterr()
+    assert "warning: Column 'gain': no cell of its support reached the threshold" in (
+        said.out + said.err
+    )
+    report = (Path(outcome.out) / "report.html").read_text()
+    assert "Column &#x27;gain&#x27;: no cell of its support" in report

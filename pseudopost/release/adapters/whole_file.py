@@ -95,6 +95,7 @@ and ``account``. A spec without it (a direct call with a frame) has it built the
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -114,6 +115,7 @@ from pseudopost.release.adapters.pseudo_posterior import (
     load_fit,
 )
 from pseudopost.release.errors import SpecError
+from pseudopost.release.files import say
 from pseudopost.release.measures import Measures
 from pseudopost.release.schema import ReleaseInput, ReleaseSpec, Schema, fail
 from pseudopost.release.verdicts import verdicts
@@ -216,6 +218,8 @@ class _Structured:
     structure: Any
     frame: pd.DataFrame
     declarations: dict[str, Any]
+    #: the stage's warnings (a support that is a guess), said with the fit's and in the report
+    warnings: tuple[str, ...] = ()
 
 
 class _PlannedFileModel(FileModel):
@@ -559,14 +563,21 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 predictor_matrix=kw.get("predictor_matrix"),
                 interactions=kw.get("interactions", ()), order_declared=order is not None,
             )  # fmt: skip
-            structure = estimate_structure(
-                frame, free, missing_codes=codes, spikes=kw.get("spikes", {}), bounds=ranges,
-                structure_epsilon=st.structure_epsilon,
-                named_levels=named_levels(kw.get("rules", ()), kw.get("structural_zeros", ())),
-                rng=np.random.default_rng([spec.seed, 7]),
-                declared_knots=tuple(kw.get("knots", {})),
-                uniform_in_bins=tuple(kw.get("uniform_in_bins", ())), parents=parents,
-            )  # fmt: skip
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UserWarning)
+                structure = estimate_structure(
+                    frame, free, missing_codes=codes, spikes=kw.get("spikes", {}),
+                    bounds=ranges, structure_epsilon=st.structure_epsilon,
+                    named_levels=named_levels(kw.get("rules", ()),
+                                              kw.get("structural_zeros", ())),
+                    rng=np.random.default_rng([spec.seed, 7]),
+                    declared_knots=tuple(kw.get("knots", {})),
+                    uniform_in_bins=tuple(kw.get("uniform_in_bins", ())), parents=parents,
+                )  # fmt: skip
+            said = tuple(str(w.message) for w in caught if issubclass(w.category, UserWarning))
+            for w in caught:  # others pass through as they were
+                if not issubclass(w.category, UserWarning):
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             found = structure.declarations()
             kw["hierarchy"] = {**found["hierarchy"], **kw.get("hierarchy", {})}
             kw["grid"] = {**found["grid"], **kw.get("grid", {})}
@@ -581,7 +592,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             coded = structure.apply(frame, untouched)
             if derived:  # recomputed from their inputs as the structure stage coded them
                 coded = derive(coded, derived, {c: frame[c].dtype for c in derived})
-            out = _Structured(structure, coded, kw)
+            out = _Structured(structure, coded, kw, said)
         cache = self.__dict__.setdefault("_structures", {})
         if len(cache) > 16:
             cache.clear()
@@ -671,8 +682,11 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         model (:meth:`plan`); the produced statement carries the stage's epsilon
         (:class:`WholeFileProduced`)."""
         spec = self._loaded(spec, data)
-        produced = super().fit(spec, data, progress=progress)
         structured = _carried(spec).structured
+        for w in structured.warnings:
+            say(f"warning: {w}")
+        produced = super().fit(spec, data, progress=progress)
+        produced.warnings = [*structured.warnings, *produced.warnings]
         ranges = _real_ranges(self._frame(spec, data))
         return WholeFileProduced(**vars(produced), structure=structured.structure,
                                  real_ranges=ranges)  # fmt: skip
