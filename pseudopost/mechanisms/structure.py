@@ -151,6 +151,7 @@ __all__ = [
     "LevelStructure",
     "ParentStructure",
     "Structure",
+    "StructureWarning",
     "estimate_structure",
     "parent_candidates",
 ]
@@ -212,6 +213,12 @@ INTEGER_SLACK = 0.03
 GRID_MARGIN = 0.0
 #: noise scales added to the finest candidate grid's threshold (against "continuous")
 FINEST_MARGIN = 2.0
+
+
+class StructureWarning(UserWarning):
+    """A choice of the structure stage that may miss the data (a support no cell located)."""
+
+
 #: appended to a support's source when no cell passed (:class:`~pseudopost.privacy.structure.
 #: SupportBounds`)
 UNLOCATED = "; no cell passed: the largest noisy cell, a guess"
@@ -709,7 +716,7 @@ def _column(
                 f"[{lo:g}, {hi:g}] is the cell of the largest noisy count, a guess that may "
                 f"miss the data (values outside it are coded to its ends). Declare the "
                 f"codebook's valid range (bounds={{{name!r}: (low, high)}}).",
-                UserWarning,
+                StructureWarning,
                 stacklevel=2,
             )
     if named and declared is None:

@@ -104,7 +104,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from pseudopost.mechanisms.structure import STRUCTURE_EPSILON
+from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, StructureWarning
 from pseudopost.models.file import FileModel
 from pseudopost.models.rules import named_levels
 from pseudopost.release import report
@@ -564,7 +564,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 interactions=kw.get("interactions", ()), order_declared=order is not None,
             )  # fmt: skip
             with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always", UserWarning)
+                warnings.simplefilter("always", StructureWarning)
                 structure = estimate_structure(
                     frame, free, missing_codes=codes, spikes=kw.get("spikes", {}),
                     bounds=ranges, structure_epsilon=st.structure_epsilon,
@@ -574,9 +574,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                     declared_knots=tuple(kw.get("knots", {})),
                     uniform_in_bins=tuple(kw.get("uniform_in_bins", ())), parents=parents,
                 )  # fmt: skip
-            said = tuple(str(w.message) for w in caught if issubclass(w.category, UserWarning))
+            said = tuple(str(w.message) for w in caught
+                         if issubclass(w.category, StructureWarning))  # fmt: skip
             for w in caught:  # others pass through as they were
-                if not issubclass(w.category, UserWarning):
+                if not issubclass(w.category, StructureWarning):
                     warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
             found = structure.declarations()
             kw["hierarchy"] = {**found["hierarchy"], **kw.get("hierarchy", {})}
