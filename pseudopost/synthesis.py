@@ -554,7 +554,7 @@ def synthesize(
         check_derived(frame, derived_d, [c for c in frame.columns if c not in named])
     rng = as_generator(seed)
     fit_seed, synth_seed, structure_seed = (int(s) for s in rng.integers(0, 2**31 - 1, size=3))
-    structure, data = None, frame
+    structure, data, value_counts = None, frame, {}
     if structure_epsilon is not None:
         structure = _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bins,
                                order, keep, [*drop, *(derived or {})], structure_epsilon,
@@ -567,6 +567,7 @@ def synthesize(
         bins = {**declared["bins"], **(bins or {})}
         knots = {**declared["knots"], **(knots or {})}
         heaps = {**declared["heaps"], **(heaps or {})}
+        value_counts = declared["value_counts"]
         spikes = {**(spikes or {})}
         for c, v in declared["spikes"].items():
             spikes[c] = [*spikes.get(c, ()), *v]
@@ -602,6 +603,7 @@ def synthesize(
         max_levels=max_levels,
         shift_only=shift_only,
         uniform_in_bins=uniform_in_bins,
+        value_counts=value_counts,
     )
     mechanism = PseudoPosterior(
         model,
@@ -622,12 +624,16 @@ def synthesize(
     choices = model.choices(result.prepared)
     if structure is not None:
         choices = choices.merge(structure.table(), on="column", how="left")
+        plans = {p.name: p for p in result.prepared.plan.plans}
         for c, s in structure.columns.items():
             why = _STRUCTURE_REASON[s.model] + (
                 "; spikes (DP) at " + ", ".join(f"{v:g}" for v in s.spikes) if s.spikes else "")
             at = choices.column == c
+            old = choices.loc[at, "reason"].iloc[0]
             if c in (hierarchy or {}):  # its support from the stage, its model the nesting
-                why = "the structure stage: its support and grid; " + choices.loc[at, "reason"].iloc[0]
+                why = "the structure stage: its support and grid; " + old
+            elif c in plans and old.startswith(plans[c].choice.reason):  # the plan's notes kept
+                why += old[len(plans[c].choice.reason):]
             choices.loc[at, "reason"] = why
         for c, par in structure.parents.items():
             at = choices.column == c
@@ -642,7 +648,7 @@ def synthesize(
 
 _STRUCTURE_REASON = {
     "grid_ordinal": "the structure stage: integers, each integer of the support a level "
-    "(ordered logit over them, location-scale)",
+    "(ordered logit over them)",
     "binned": "the structure stage: a histogram density over the support's bins (ordered logit "
     "over the bins, uniform inside each)",
 }

@@ -270,6 +270,10 @@ class ColumnStructure:
     knots: tuple[float, ...] = ()
     #: multiples of the grid step where the values heap (digit preference), coarsest first
     heaps: tuple[int, ...] = ()
+    #: the noisy count of the values its value part models (observed, neither a code nor a
+    #: spike: the first step's count less a DP spike's, post-processing; frequent values found
+    #: later are not taken off), None when no count was released
+    values_count: float | None = None
 
     @property
     def epsilon(self) -> float:
@@ -297,6 +301,8 @@ class ColumnStructure:
             out["knots"] = list(self.knots)
         if self.heaps:
             out["heaps"] = list(self.heaps)
+        if self.values_count is not None:
+            out["value_counts"] = self.values_count
         return out
 
     def describe(self) -> str:
@@ -367,9 +373,10 @@ class Structure:
 
     def declarations(self) -> dict[str, dict]:
         """``grid``, ``bins``, ``spikes``, ``knots``, ``heaps`` and ``hierarchy`` declarations of
-        every column (file-model form)."""
+        every column (file-model form), and ``value_counts``: the released counts of each
+        column's modelled values (:attr:`ColumnStructure.values_count`)."""
         out: dict[str, dict] = {"grid": {}, "bins": {}, "spikes": {}, "knots": {}, "heaps": {},
-                                "hierarchy": {}}  # fmt: skip
+                                "hierarchy": {}, "value_counts": {}}  # fmt: skip
         for c, s in self.columns.items():
             for key, value in s.declarations().items():
                 out[key][c] = value
@@ -751,6 +758,7 @@ def _column(
             digits,
             step,
             knots,
+            values_count=noisy_n if e_n > 0 else None,
         )
     spike_out: tuple[float, ...] = ()
     noisy_z = 0.0
@@ -803,6 +811,7 @@ def _column(
         step,
         knots,
         heaps,
+        values_count=noisy_rest if e_n > 0 else None,
     )
 
 

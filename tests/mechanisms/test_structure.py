@@ -66,6 +66,13 @@ def test_structure_of_a_survey_declared_and_dp():
     assert np.allclose(np.log(income.knots), np.log(np.quantile(positive, KNOT_PROBS)), atol=0.3)
     assert income.sources["knots"].startswith("DP")
     assert s.declarations()["knots"]["age"] == list(age.knots)
+    # the noisy count of the values each value part models: income's non-zero amounts (the DP
+    # spike's count taken off), score's observed values, every age (Laplace noise of scale 80
+    # at this column budget, two counts for income: 500 is about three standard deviations)
+    assert income.values_count == pytest.approx((frame["income"] > 0).sum(), abs=500)
+    assert score.values_count == pytest.approx(frame["score"].notna().sum(), abs=500)
+    assert age.values_count == pytest.approx(len(frame), abs=500)
+    assert s.declarations()["value_counts"] == {c: s.columns[c].values_count for c in s.columns}
     # a continuous column with negative values: knots on a linear scale, inside its support
     signed = estimate_structure(pd.DataFrame({"d": np.random.default_rng(2).normal(0, 1, 3000)}),
                                 ["d"], rng=np.random.default_rng(3)).columns["d"]  # fmt: skip
@@ -154,6 +161,36 @@ def test_synthesize_defaults_keep_values_in_support_and_integers_integer():
     assert eps1 == pytest.approx(out.epsilon + out.structure_epsilon)
     assert eps3 == pytest.approx(3 * out.epsilon + out.structure_epsilon)
     assert "structure stage" in st_.describe()
+
+
+def test_few_amounts_per_predictor_are_modelled_shift_only_by_default():
+    """On 300 records, income's 200 or so non-zero amounts (the stage's DP count) fall short
+    of SCALE_MIN_RECORDS per predictor feature of its value part (age, sex, two codes of 8 and 9
+    levels, score): the part is shift-only and the choices table says why; with 2,000 records
+    it stays location-scale."""
+    from pseudopost.models.file.plan import SCALE_MIN_RECORDS
+
+    def survey(n):  # two many-level codes before income: about 20 predictor features
+        frame = _survey(n, seed=4)
+        rng = np.random.default_rng(5)
+        for at, name, levels in ((2, "region", list("abcdefgh")), (3, "job", list("pqrstuvwx"))):
+            # the codebook's levels (a categorical dtype): no partition selection
+            frame.insert(at, name, pd.Categorical(rng.choice(levels, size=n), categories=levels))
+        return frame
+
+    small = _quiet(synthesize, survey(300), seed=1, **FAST)
+    row = small.choices.set_index("column").loc["income"]
+    assert "income.value (binned)" in row["parts"]
+    found = re.search(r"income.value shift-only: about (\d+) values \(DP count\) for (\d+) "
+                      r"predictor features", row["reason"])  # fmt: skip
+    assert found is not None, row["reason"]
+    count, p = int(found[1]), int(found[2])
+    assert count < SCALE_MIN_RECORDS * p and p >= 19
+    assert count == round(small.structure.columns["income"].values_count)
+    large = _quiet(synthesize, survey(2000), seed=1, **FAST)
+    row = large.choices.set_index("column").loc["income"]
+    assert "income.value (binned, location-scale)" in row["parts"]
+    assert "shift-only" not in row["reason"]
 
 
 def test_synthesize_same_seed_same_file_and_data_read_path_flagged():

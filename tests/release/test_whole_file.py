@@ -397,8 +397,8 @@ def test_the_shipped_adult_example_releases_end_to_end(tmp_path):
     """``pseudopost synthesize examples/adult_file.toml`` as shipped (a 2,000-record sample,
     about a minute): every file written, ``account`` agreeing, no structure stage warning,
     capital gains and losses inside their declared five-digit range with many distinct
-    non-zero amounts (the release once coded every loss to 1 and capped gains at 9,999), and
-    the codebook's rules and zeros hold."""
+    non-zero amounts (the release once coded every loss to 1 and capped gains at 9,999) and
+    modelled shift-only without a declaration, and the codebook's rules and zeros hold."""
     import shutil
 
     text = (EXAMPLES / "adult_file.toml").read_text()
@@ -413,6 +413,13 @@ def test_the_shipped_adult_example_releases_end_to_end(tmp_path):
     p = json.loads((outcome.out / "privacy.json").read_text())
     assert not any("no cell passed" in str(f.get("sources", {}).get("support", ""))
                    for f in p["structure"]["columns"].values())  # fmt: skip
+    # the amounts' value parts shift-only by the stage's count, with no declaration (with a
+    # log-spread coefficient per feature the largest bound ran to 1e17: refused at max_epsilon)
+    assert "shift_only" not in text and p["epsilon_per_dataset"] <= 1000
+    parts = {r["column"]: r for r in p["parts"]}
+    for c in ("capital-gain", "capital-loss"):
+        assert f"{c}.value (binned)," in parts[c]["parts"]
+        assert f"{c}.value shift-only: about" in parts[c]["reason"]
     syn = pd.read_csv(outcome.out / "synthetic-1.csv")
     assert len(syn) == 2000
     for c in ("capital-gain", "capital-loss"):

@@ -236,6 +236,13 @@ class Declarations:
         parent (an occupation code within its major group; a prestige score from the
         occupation code), drawn after it from one Dirichlet per parent level, tilted by the
         earlier columns (:mod:`pseudopost.models.file.nesting`).
+    value_counts : dict
+        Column -> a released (DP) count of the values its value part models, from the structure
+        stage (:attr:`~pseudopost.mechanisms.structure.ColumnStructure.values_count`). A
+        location-scale part with fewer than
+        :data:`~pseudopost.models.file.plan.SCALE_MIN_RECORDS` counted values per predictor
+        feature is shift-only (:func:`~pseudopost.models.file.plan.make_plan`); a column with
+        no count keeps the location-scale form.
     """
 
     order: tuple[str, ...] | None = None
@@ -259,6 +266,7 @@ class Declarations:
     derived: dict = field(default_factory=dict)
     uniform_in_bins: tuple[str, ...] = ()
     hierarchy: dict = field(default_factory=dict)
+    value_counts: dict = field(default_factory=dict)
 
     @classmethod
     def from_arguments(
@@ -285,6 +293,7 @@ class Declarations:
         derived: Mapping[str, str] | None = None,
         uniform_in_bins: Sequence[str] = (),
         hierarchy: Mapping[str, str] | None = None,
+        value_counts: Mapping[str, float] | None = None,
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
         if isinstance(missing_codes, Codebook):
@@ -404,6 +413,7 @@ class Declarations:
             derived=der,
             uniform_in_bins=_names(uniform_in_bins, "uniform_in_bins"),
             hierarchy=hier,
+            value_counts=_counts(value_counts),
         )
 
     def named_columns(self) -> dict[str, list[str]]:
@@ -426,10 +436,23 @@ class Declarations:
             "derived": list(self.derived),
             "uniform_in_bins": list(self.uniform_in_bins),
             "hierarchy": [*self.hierarchy, *self.hierarchy.values()],
+            "value_counts": list(self.value_counts),
         }
         if self.order is not None:
             out["order"] = list(self.order)
         return out
+
+
+def _counts(counts: Mapping[str, float] | None) -> dict[str, float]:
+    out = {}
+    for c, v in _mapping(counts, "value_counts").items():
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+                or v < 0:  # fmt: skip
+            raise ValueError(
+                f"The value count of column {c!r} must be a finite number >= 0. Got {v!r}."
+            )
+        out[c] = float(v)
+    return out
 
 
 def readers_and_pinned(

@@ -20,7 +20,12 @@ each zero where the part is not active; guide: *Whole files*):
   then a value part ``k.value`` (ordered logit, the cumulative part over the points of a declared
   bounded grid, or the numeric family) on the active records whose status is "observed". The
   cumulative and binned parts are location-scale (their predictors move the spread as well as
-  the location) unless the column is declared ``shift_only``.
+  the location) unless the column is declared ``shift_only``, or the structure stage's count of
+  its values (``value_counts``, DP) gives fewer than :data:`SCALE_MIN_RECORDS` per predictor
+  feature: then the spread's coefficients (one per feature) are barely identified, and the
+  weighted posterior's wide draws of them make the accountant's Lipschitz bounds explode
+  (UCI Adult's capital losses, a 2,000-record sample: about 110 amounts over 58 features gave a
+  largest bound of 1e17, shift-only about 30).
 
 A record is active in k's parts unless a rule fixes k there. A part whose records hold one
 level only is omitted too (that level is then drawn with certainty).
@@ -104,6 +109,8 @@ class PartPlan:
     inputs: np.ndarray | None = None
     #: names of the design columns left out (constant on the part's active records)
     left_out: tuple[str, ...] = ()
+    #: why the part takes a simpler form than its family's default (choices table), or ""
+    note: str = ""
 
     @property
     def masked(self) -> bool:
@@ -218,6 +225,9 @@ class FilePlan:
                         if pp.left_out]  # fmt: skip
                 if left:
                     reason += "; constant on the part's records, left out: " + "; ".join(left)
+                for pp in p.parts:
+                    if pp.note:
+                        reason += "; " + pp.note
                 if p.trimmed:
                     reason += (
                         f"; {', '.join(p.trimmed)} left out of its predictors (more than "
@@ -544,6 +554,12 @@ def _bin_points(col, bins, grid, heaps, active) -> BinPoints | None:
     return BinPoints.build(bins, grid, x, forbidden=(*col.info.codes, *col.info.spikes))
 
 
+#: counted values per predictor feature a cumulative or binned value part needs to be
+#: location-scale (module docstring): its 2p coefficients then have at least 10 values each.
+#: The six files of ``benchmarks/defaults.py`` hold at least 26 per feature in every such part
+SCALE_MIN_RECORDS = 20
+
+
 def _column_parts(
     col,
     choice,
@@ -556,10 +572,12 @@ def _column_parts(
     bins=None,
     scaled=True,
     bin_points=None,
+    counted=None,
 ) -> tuple[tuple, int | None, int | None, int | None]:
     """The parts of one column (module docstring) given its design ``X`` on the real records,
     its constant level or status, its constant ordinal value and its constant heap label
-    (``scaled``: a cumulative or binned value part is location-scale)."""
+    (``scaled``: a cumulative or binned value part is location-scale, unless ``counted``, a
+    released count of its values, gives fewer than :data:`SCALE_MIN_RECORDS` per predictor)."""
     name, names = col.name, list(design.names)
     if choice.categorical:
         codes = col.level_codes(col.status, col.values)
@@ -609,8 +627,14 @@ def _column_parts(
                                              "scaled": scaled and points.size > 2}  # fmt: skip
         if bins is not None and choice.family == "binned":
             options = {"n_levels": bins.n_bins, "log_widths": bins.log_widths, "scaled": scaled}
+        note = ""
+        if options.get("scaled") and counted is not None and counted < SCALE_MIN_RECORDS * len(
+                preds):  # fmt: skip
+            options["scaled"] = False
+            note = (f"{name}.value shift-only: about {counted:.0f} values (DP count) for "
+                    f"{len(preds)} predictor features, fewer than {SCALE_MIN_RECORDS} each")
         part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
-        parts.append(PartPlan("value", part, inputs=inputs, left_out=left))
+        parts.append(PartPlan("value", part, inputs=inputs, left_out=left, note=note))
         if bin_points is not None:  # the grid point inside the drawn bin (bin_points module)
             part = bin_points.part(name, f"{name}.points")
             parts.append(PartPlan("points", part, inputs=np.zeros(0, dtype=np.int64)))
@@ -776,6 +800,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             parts, constant, value_constant, heap_constant = _column_parts(
                 encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins,
                 scaled=c not in decl.shift_only, bin_points=bin_points,
+                counted=decl.value_counts.get(c),
             )  # fmt: skip
         del X
         mask = None

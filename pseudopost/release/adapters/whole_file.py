@@ -585,6 +585,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             kw["bins"] = {**found["bins"], **kw.get("bins", {})}
             kw["knots"] = {**found["knots"], **kw.get("knots", {})}
             kw["heaps"] = {**found["heaps"], **kw.get("heaps", {})}
+            kw["value_counts"] = found["value_counts"]
             spikes = {c: list(v) for c, v in kw.get("spikes", {}).items()}
             for c, v in found["spikes"].items():
                 spikes[c] = [*spikes.get(c, ()), *v]

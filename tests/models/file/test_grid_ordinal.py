@@ -197,3 +197,34 @@ def test_fitted_heap_shares_within_monte_carlo_error():
         sd = math.sqrt(share_real * (1 - share_real) * (1 / n + 1 / m))
         assert abs(share_syn - share_real) < 4 * sd + 0.02, (share_real, share_syn)
     assert out.epsilon < out.unweighted_epsilon
+
+
+def test_few_counted_values_per_predictor_make_a_part_shift_only(setup):
+    """A released count of a column's values (``value_counts``, the structure stage's) below
+    SCALE_MIN_RECORDS per predictor feature drops the spread's coefficients, says so in the
+    choices table, and changes nothing at or above it or with no count; bad counts are refused."""
+    from pseudopost.models.file.plan import SCALE_MIN_RECORDS
+
+    frame_w = setup[0]
+
+    def plan_with(counts):
+        return make_plan(frame_w, Declarations.from_arguments(
+            grid={"w": GRID}, missing_codes={"w": [-8]}, value_counts=counts))  # fmt: skip
+
+    p = plan_with(None).parts[-1].p
+    assert p >= 1
+    at = plan_with({"w": SCALE_MIN_RECORDS * p})
+    assert at.parts[-1].has_scale and "shift-only" not in at.choices().reason.str.cat()
+    below = plan_with({"w": SCALE_MIN_RECORDS * p - 1})
+    value = below.parts[-1]
+    assert value.name == "w.value" and not value.has_scale
+    assert value.layout.names == ["cutpoints", "beta"]
+    row = below.choices().set_index("column").loc["w"]
+    assert "w.value (cumulative)" in row["parts"]
+    assert (f"w.value shift-only: about {SCALE_MIN_RECORDS * p - 1} values (DP count) for {p} "
+            f"predictor features, fewer than {SCALE_MIN_RECORDS} each") in row["reason"]
+    for bad in (-1, math.nan, "12", True):
+        with pytest.raises(ValueError, match=r"The value count of column 'w' must be a finite"):
+            Declarations.from_arguments(value_counts={"w": bad})
+    with pytest.raises(ValueError, match=r"'value_counts' names column\(s\) \['nope'\]"):
+        make_plan(frame_w, Declarations.from_arguments(value_counts={"nope": 5.0}))
