@@ -811,7 +811,7 @@ def _column(
         step,
         knots,
         heaps,
-        values_count=noisy_rest if e_n > 0 else None,
+        values_count=max(noisy_rest, 0.0) if e_n > 0 else None,
     )
 
 
