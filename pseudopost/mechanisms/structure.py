@@ -327,6 +327,43 @@ class ColumnStructure:
 
 #: the level a text column's cells take when their own level was not released
 OTHER_LEVEL = "(other)"
+#: the share of the records above which partition selection's threshold makes the stage warn
+#: (``_warn_coarse_levels``): a column of ten equally common levels may then lose every one
+COARSE_LEVELS_SHARE = 0.1
+
+
+def _coarse(epsilon: float, delta: float, n: int) -> bool:
+    """Whether partition selection at ``epsilon`` can release only levels held by more than
+    :data:`COARSE_LEVELS_SHARE` of the ``n`` records."""
+    return n > 0 and delta > 0 and epsilon > 0 and (
+        partition_threshold(epsilon, delta) > COARSE_LEVELS_SHARE * n)
+
+
+def _warn_coarse_levels(coarse: list, delta: float, n: int) -> None:
+    r"""One :class:`StructureWarning` naming the text columns whose partition selection could
+    release only levels held by more than :data:`COARSE_LEVELS_SHARE` of the ``n`` records
+    (:func:`_coarse`; its threshold :math:`\tau`,
+    :func:`~pseudopost.privacy.structure.partition_threshold`), so that every rarer level's
+    cells became :data:`OTHER_LEVEL`, with the number of levels each released. Public facts
+    only: the budgets, delta, the number of records (the synthetic file's size) and the
+    released levels. On an 800-record sample of the German credit file (21 columns, no
+    codebook) the threshold was 292 records, and 12 of its 14 text columns released one level
+    or none."""
+    taus = [partition_threshold(e, delta) for _, e in coarse]
+    eps = [e for _, e in coarse]
+    each = ", ".join(f"{g.column!r} {len(g.levels)}" for g, _ in coarse)
+    at = f"{min(eps):.3g}" if f"{min(eps):.3g}" == f"{max(eps):.3g}" else (
+        f"{min(eps):.3g}-{max(eps):.3g}")
+    warnings.warn(
+        f"{len(coarse)} text column(s) have a structure budget too small for their levels: "
+        f"at epsilon {at} each (delta {delta:.3g}) partition "
+        f"selection releases only levels held by more than about {min(taus):.0f} records "
+        f"({min(min(taus) / n, 1.0):.0%} of the {n} records), and every other cell becomes "
+        f"{OTHER_LEVEL!r}. Levels released: {each}. Declare their levels (a pandas "
+        f"Categorical, or the codebook's value labels: no budget), or raise structure_epsilon.",
+        StructureWarning,
+        stacklevel=3,
+    )
 
 
 @dataclass(frozen=True)
@@ -1061,6 +1098,7 @@ def estimate_structure(
     per_parent = min(PARENT_EPSILON, 0.5 * structure_epsilon / len(parents)) if parents else 0.0
     left, order = float(structure_epsilon) - per_parent * len(parents), [*numeric, *text]
     knotted = set(numeric[:KNOT_MAX_COLUMNS]) - set(declared_knots)
+    coarse: list[tuple[LevelStructure, float]] = []
     for i, c in enumerate(order):
         share = left / (len(order) - i)
         if c in numeric:
@@ -1073,7 +1111,11 @@ def estimate_structure(
             got = _levels(frame[c], c, tuple(codes.get(c, ())), share, structure_delta, rng,
                           named.get(c, set()))  # fmt: skip
             levels[c] = got
+            if _coarse(share, float(structure_delta), len(frame)):
+                coarse.append((got, share))
         left = max(left - got.epsilon, 0.0)
+    if coarse:
+        _warn_coarse_levels(coarse, float(structure_delta), len(frame))
     chosen = {c: select_parent(frame, c, cands, levels, tuple(codes.get(c, ())), per_parent, rng)
               for c, cands in parents.items()}  # fmt: skip
     spent = compose([ch for part in (*out.values(), *levels.values(), *chosen.values())

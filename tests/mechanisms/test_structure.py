@@ -579,3 +579,40 @@ def test_a_support_no_cell_located_is_flagged_and_warned():
         d = estimate_structure(frame, ["loss"], spikes={"loss": [0.0]}, structure_epsilon=0.05,
                                bounds={"loss": (0, 99999)}, rng=np.random.default_rng(1))
     assert d.columns["loss"].sources["support"] == "declared"
+
+
+def test_text_columns_whose_levels_the_budget_cannot_release_are_named_in_one_warning():
+    """800 records, two 4-level text columns (about 200 records a level) and an age, structure
+    epsilon 0.2: partition selection's threshold is near 230 records, so the stage warns once,
+    naming both columns and how many levels each released; the same columns as declared levels
+    (a Categorical: no selection), 20,000 records, or the default budget (threshold 41, 5 % of
+    the records) give no warning."""
+    from pseudopost.mechanisms.structure import StructureWarning
+
+    def frame(n, categorical=False):
+        rng = np.random.default_rng(0)
+        out = pd.DataFrame({"age": rng.integers(18, 90, n)})
+        for c in ("housing", "job"):
+            v = rng.choice(list("abcd"), size=n)
+            out[c] = pd.Categorical(v, categories=list("abcd")) if categorical else v
+        return out
+
+    small = frame(800)
+    with pytest.warns(StructureWarning) as caught:
+        s = estimate_structure(small, list(small.columns), structure_epsilon=0.2,
+                               rng=np.random.default_rng(1))  # fmt: skip
+    said = [str(w.message) for w in caught if "text column" in str(w.message)]
+    assert len(said) == 1, said
+    tau = re.search(r"held by more than about (\d+) records \((\d+)% of the 800 records\)",
+                    said[0])  # fmt: skip
+    assert tau is not None and 150 < int(tau[1]) < 800, said[0]
+    assert said[0].startswith("2 text column(s)")
+    for c in ("housing", "job"):
+        assert f"'{c}' {len(s.levels[c].levels)}" in said[0]
+    assert "Declare their levels (a pandas Categorical" in said[0]
+    for quiet, budget in ((frame(800, categorical=True), 0.2), (frame(20_000), 0.2),
+                          (small, 1.0)):  # fmt: skip
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", StructureWarning)
+            estimate_structure(quiet, list(quiet.columns), structure_epsilon=budget,
+                               rng=np.random.default_rng(1))  # fmt: skip

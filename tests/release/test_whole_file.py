@@ -5,6 +5,7 @@ input written back with its labels, the accountant re-run, and the examples vali
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -188,6 +189,51 @@ def test_structure_is_the_same_for_validate_fit_and_account(tmp_path):
     else:
         assert a.declarations["bins"]["age"] == list(age.bins)
         assert a.declarations["grid"]["age"] == {"step": 1}
+
+
+def test_declared_levels_cost_nothing_and_a_value_outside_them_is_refused(tmp_path):
+    """``[file.columns.region] levels``, a codebook's answer categories: the column becomes a
+    categorical of them, the structure stage selects nothing for it (no charge, no delta) and
+    does not warn about it; the input file is untouched; a cell outside them is refused before
+    any work, naming the column, the row and the value; a malformed list is a spec error."""
+    from pseudopost.release.adapters import ADAPTERS
+
+    frame = _frame()
+    frame.to_csv(tmp_path / "survey.csv", index=False)
+    before = (tmp_path / "survey.csv").read_bytes()
+    adapter = ADAPTERS["whole_file"]
+    base = SPEC.format(data="survey.csv")
+    (tmp_path / "plain.toml").write_text(base)
+    plain = load_spec(tmp_path / "plain.toml")
+    s0 = adapter.structure_for(plain, validate(plain)).structure
+    assert "region" in s0.levels and s0.levels["region"].epsilon > 0  # selected: charged
+    declared = base.replace("[file.columns.age]", "[file.columns.region]\n"
+                            'levels = ["east", "north", "south", "west"]\n\n[file.columns.age]')
+    (tmp_path / "l.toml").write_text(declared)
+    spec = load_spec(tmp_path / "l.toml")
+    assert spec.settings.levels == {"region": ("east", "north", "south", "west")}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = adapter.structure_for(spec, validate(spec))
+    assert "region" not in got.structure.levels
+    assert any(c.name.startswith("region") for c in s0.charges)
+    assert not any(c.name.startswith("region") for c in got.structure.charges)
+    assert not any("'region'" in str(w.message) for w in caught)
+    region = got.frame["region"]
+    assert isinstance(region.dtype, pd.CategoricalDtype)
+    assert list(region.cat.categories) == ["east", "north", "south", "west"]
+    assert region.isna().sum() == frame["region"].isna().sum()
+    assert (tmp_path / "survey.csv").read_bytes() == before
+    (tmp_path / "m.toml").write_text(declared.replace('"east", ', ""))
+    first = int(np.flatnonzero(frame["region"].to_numpy() == "east")[0])
+    with pytest.raises(SpecError, match=rf"Column 'region', row {first}: value 'east' is not "
+                                        r"among its declared levels \['north', 'south', 'west'\]"):
+        validate(load_spec(tmp_path / "m.toml"))
+    for bad in ('"east"', "[]", '["east", "east"]', "[true]"):
+        (tmp_path / "x.toml").write_text(declared.replace(
+            '["east", "north", "south", "west"]', bad))  # fmt: skip
+        with pytest.raises(SpecError, match=r"file.columns.region.levels.*a non-empty list"):
+            load_spec(tmp_path / "x.toml")
 
 
 def test_declared_bounds_cost_nothing_and_none_is_flagged(tmp_path):
@@ -398,7 +444,8 @@ def test_the_shipped_adult_example_releases_end_to_end(tmp_path):
     about a minute): every file written, ``account`` agreeing, no structure stage warning,
     capital gains and losses inside their declared five-digit range with many distinct
     non-zero amounts (the release once coded every loss to 1 and capped gains at 9,999) and
-    modelled shift-only without a declaration, and the codebook's rules and zeros hold."""
+    modelled shift-only without a declaration, the codebook's answer categories kept (no
+    "(other)"), and the codebook's rules and zeros hold."""
     import shutil
 
     text = (EXAMPLES / "adult_file.toml").read_text()
@@ -426,6 +473,10 @@ def test_the_shipped_adult_example_releases_end_to_end(tmp_path):
         amounts = syn.loc[syn[c] > 0, c]
         assert syn[c].between(0, 99999).all() and amounts.nunique() >= 10, (c, amounts.nunique())
     assert not ((syn["capital-gain"] > 0) & (syn["capital-loss"] > 0)).any()
+    # the codebook's answer categories declared (levels): no cell merged into "(other)"
+    for c in ("workclass", "marital-status", "occupation", "relationship", "native-country"):
+        assert "(other)" not in set(syn[c].dropna()), c
+    assert syn["occupation"].nunique() >= 10
     real = pd.read_csv(data)  # its 16 rules: education-num a one-to-one code of education
     codes = real.groupby(real["education"].str.strip())["education-num"].first()
     assert (syn["education-num"] == syn["education"].str.strip().map(codes)).all()

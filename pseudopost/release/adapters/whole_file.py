@@ -33,6 +33,10 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     [file.columns.age]
     bounds = [16, 99]                 # a codebook's valid range: kept, no budget spent on it
 
+    [file.columns.sex]
+    levels = ["female", "male"]       # a codebook's answer categories: no budget spent on them
+                                      # (else the structure stage selects the levels, DP)
+
     [file.columns.wages]              # one table per column that needs one
     model = "lognormal"               # a registry name, or "auto"
     codes = [-8, -9]                  # missing codes, kept apart from values
@@ -96,7 +100,7 @@ and ``account``. A spec without it (a direct call with a frame) has it built the
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -124,7 +128,7 @@ __all__ = ["WholeFileAdapter", "WholeFileSettings"]
 
 _COLUMN_KEYS = (
     "model", "codes", "spikes", "transform", "knots", "predictors", "grid", "heaps", "bins",
-    "derived", "shift_only", "bounds", "uniform_in_bins", "parent",
+    "derived", "shift_only", "bounds", "uniform_in_bins", "parent", "levels",
 )  # fmt: skip
 _RULE_TEXT = "a list of rules: strings, or tables {column = ..., value = ..., when = ...}"
 
@@ -185,6 +189,10 @@ class WholeFileSettings:
     structure_epsilon: float | None = STRUCTURE_EPSILON
     #: codebook valid ranges ``{column: (low, high)}`` (``[file.columns.X] bounds``)
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: codebook answer categories ``{column: levels}`` (``[file.columns.X] levels``): the
+    #: column becomes a categorical of these levels, which the structure stage then does not
+    #: select (no budget)
+    levels: dict[str, tuple] = field(default_factory=dict)
 
 
 @dataclass
@@ -265,6 +273,47 @@ def _bounds(key: str, value: Any) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
+def _levels(key: str, value: Any) -> tuple:
+    """A column's declared answer categories: a non-empty list of distinct strings or numbers."""
+    ok = (
+        isinstance(value, list)
+        and len(value) > 0
+        and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value)
+        and len(set(value)) == len(value)
+    )
+    if not ok:
+        raise fail(key, value, "a non-empty list of distinct strings or numbers",
+                   f'write {key} = ["Private", "Self-emp-inc", ...] (the codebook\'s answer '
+                   "categories).")  # fmt: skip
+    return tuple(value)
+
+
+def _with_levels(frame: pd.DataFrame, levels: Mapping[str, Sequence],
+                codes: Mapping[str, Sequence] | None = None) -> pd.DataFrame:
+    """A copy of ``frame`` whose columns named in ``levels`` are categoricals of the declared
+    answer categories (then the column's declared missing codes, kept as categories so that
+    they stay codes); an empty cell stays empty. A cell holding neither is an error naming the
+    column, the row and the value, before any work. ``frame`` is never modified."""
+    out = frame.copy()
+    codes = codes or {}
+    for c, lv in levels.items():
+        if c not in frame.columns:
+            raise ValueError(f"Column {c!r} has declared levels but is not in the data "
+                             f"(columns: {list(frame.columns)}).")  # fmt: skip
+        allowed = [*lv, *(k for k in codes.get(c, ()) if k not in lv)]
+        s = frame[c]
+        bad = s.notna().to_numpy() & ~s.isin(allowed).to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(
+                f"Column {c!r}, row {i}: value {s.iloc[i]!r} is not among its declared levels "
+                f"{list(lv)} (nor its missing codes); {int(bad.sum())} cell(s) like it. "
+                "Correct the data or the levels."
+            )
+        out[c] = pd.Categorical(s, categories=allowed)
+    return out
+
+
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     """``[file.columns.X]`` tables -> the declarations' per-column mappings."""
     names = ("models", "missing_codes", "spikes", "transforms", "knots", "pm", "grid", "heaps")
@@ -272,6 +321,7 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
     out["shift_only"] = []
     out["uniform_in_bins"] = []
     out["bounds"] = {}
+    out["levels"] = {}
     out["derived"] = {}
     out["hierarchy"] = {}
     for col, table in columns.items():
@@ -325,6 +375,8 @@ def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
                 raise fail(f"{key}.derived", table["derived"], "an expression over the other "
                            "columns", 'e.g. derived = "exper ** 2".')  # fmt: skip
             out["derived"][col] = table["derived"]
+        if "levels" in table:
+            out["levels"][col] = _levels(f"{key}.levels", table["levels"])
         if "bounds" in table:
             out["bounds"][col] = _bounds(f"{key}.bounds", table["bounds"])
             declared = [k for k in ("model", "grid", "bins") if k in table]
@@ -489,6 +541,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             max_epsilon=bud["max_epsilon"],
             structure_epsilon=structure_eps,
             bounds=cols["bounds"],
+            levels=cols["levels"],
         )
 
     def cap(self, spec: ReleaseSpec) -> tuple[float, float]:
@@ -602,8 +655,12 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         return out
 
     def _frame(self, spec: ReleaseSpec, frame: pd.DataFrame) -> pd.DataFrame:
-        """The records released: all of them, or a seeded sample (``file.sample``)."""
-        k = spec.settings.sample
+        """The records released: all of them, or a seeded sample (``file.sample``), with the
+        declared levels' columns as categoricals (:func:`_with_levels`)."""
+        st = spec.settings
+        if st.levels:
+            frame = _with_levels(frame, st.levels, st.declarations.get("missing_codes", {}))
+        k = st.sample
         if k is None or k >= len(frame):
             return frame
         rng = np.random.default_rng(np.random.SeedSequence(spec.seed).spawn(3)[2])
