@@ -509,6 +509,9 @@ SUPPORT_CELLS_PER_DECADE = 10
 #: an end of :func:`dp_support` is widened by one cell when its outermost passing cell's noisy
 #: count is at least this many thresholds (the tail ends abruptly there: more may lie beyond)
 SUPPORT_HEAVY = 3.0
+#: the margin of :func:`dp_support`'s tail threshold (``margin_next``): a tail's cell beside the
+#: support is taken when its noisy count reaches :math:`(\ln 2 + m)/\varepsilon`
+SUPPORT_TAIL_MARGIN = 4.0
 #: :func:`support_resolution`'s choices: cells per decade, and the largest share of the
 #: records a cell's threshold may be for that resolution
 _RESOLUTIONS = ((10, 0.02), (5, 0.05), (2, 0.1))
@@ -683,7 +686,7 @@ class SupportBounds(tuple):
 def dp_support(
     values, epsilon: float, rng: np.random.Generator, *, per_decade: int = SUPPORT_CELLS_PER_DECADE,
     integer: bool = False, heavy: float = SUPPORT_HEAVY, margin: float = 5.0,
-    margin_next: float = 4.0,
+    margin_next: float = SUPPORT_TAIL_MARGIN,
 ) -> SupportBounds:  # fmt: skip
     r"""A column's support :math:`[e_{\rm first}, e_{\rm last + 1})` from one Laplace
     histogram over the public cells of :func:`support_cells` (a :class:`SupportBounds`: the
