@@ -241,8 +241,8 @@ class Declarations:
         stage (:attr:`~pseudopost.mechanisms.structure.ColumnStructure.values_count`). A
         location-scale part with fewer than
         :data:`~pseudopost.models.file.plan.SCALE_MIN_RECORDS` counted values per predictor
-        feature is shift-only (:func:`~pseudopost.models.file.plan.make_plan`); a column with
-        no count keeps the location-scale form.
+        feature is shift-only (:func:`~pseudopost.models.file.plan.make_plan`); for a column
+        with no count the number of records stands in (an upper bound).
     """
 
     order: tuple[str, ...] | None = None

@@ -21,8 +21,8 @@ each zero where the part is not active; guide: *Whole files*):
   bounded grid, or the numeric family) on the active records whose status is "observed". The
   cumulative and binned parts are location-scale (their predictors move the spread as well as
   the location) unless the column is declared ``shift_only``, or the structure stage's count of
-  its values (``value_counts``, DP) gives fewer than :data:`SCALE_MIN_RECORDS` per predictor
-  feature: then the spread's coefficients (one per feature) are barely identified, and the
+  its values (``value_counts``, DP; else the number of records, an upper bound) gives fewer
+  than :data:`SCALE_MIN_RECORDS` per predictor feature: then the spread's coefficients (one per feature) are barely identified, and the
   weighted posterior's wide draws of them make the accountant's Lipschitz bounds explode
   (UCI Adult's capital losses, a 2,000-record sample: about 110 amounts over 58 features gave a
   largest bound of 1e17, shift-only about 30).
@@ -560,6 +560,15 @@ def _bin_points(col, bins, grid, heaps, active) -> BinPoints | None:
 SCALE_MIN_RECORDS = 20
 
 
+def _counted(decl: Declarations, column: str, n: int) -> tuple[float, str]:
+    """A public count of a column's modelled values: the structure stage's DP count
+    (``value_counts``), else the number of records ``n``, an upper bound (public: the synthetic
+    file's size)."""
+    if column in decl.value_counts:
+        return decl.value_counts[column], "DP count"
+    return float(n), "the number of records, an upper bound"
+
+
 def _column_parts(
     col,
     choice,
@@ -577,7 +586,8 @@ def _column_parts(
     """The parts of one column (module docstring) given its design ``X`` on the real records,
     its constant level or status, its constant ordinal value and its constant heap label
     (``scaled``: a cumulative or binned value part is location-scale, unless ``counted``, a
-    released count of its values, gives fewer than :data:`SCALE_MIN_RECORDS` per predictor)."""
+    count of its values and what it is (:func:`_counted`), gives fewer than
+    :data:`SCALE_MIN_RECORDS` per predictor)."""
     name, names = col.name, list(design.names)
     if choice.categorical:
         codes = col.level_codes(col.status, col.values)
@@ -628,10 +638,10 @@ def _column_parts(
         if bins is not None and choice.family == "binned":
             options = {"n_levels": bins.n_bins, "log_widths": bins.log_widths, "scaled": scaled}
         note = ""
-        if options.get("scaled") and counted is not None and counted < SCALE_MIN_RECORDS * len(
+        if options.get("scaled") and counted is not None and counted[0] < SCALE_MIN_RECORDS * len(
                 preds):  # fmt: skip
             options["scaled"] = False
-            note = (f"{name}.value shift-only: about {counted:.0f} values (DP count) for "
+            note = (f"{name}.value shift-only: about {counted[0]:.0f} values ({counted[1]}) for "
                     f"{len(preds)} predictor features, fewer than {SCALE_MIN_RECORDS} each")
         part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
         parts.append(PartPlan("value", part, inputs=inputs, left_out=left, note=note))
@@ -800,7 +810,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
             parts, constant, value_constant, heap_constant = _column_parts(
                 encoded[c], choices[c], design, X, ~fixed[c], c in zeros, heaps, points, bins,
                 scaled=c not in decl.shift_only, bin_points=bin_points,
-                counted=decl.value_counts.get(c),
+                counted=_counted(decl, c, len(frame)),
             )  # fmt: skip
         del X
         mask = None

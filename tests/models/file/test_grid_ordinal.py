@@ -202,7 +202,8 @@ def test_fitted_heap_shares_within_monte_carlo_error():
 def test_few_counted_values_per_predictor_make_a_part_shift_only(setup):
     """A released count of a column's values (``value_counts``, the structure stage's) below
     SCALE_MIN_RECORDS per predictor feature drops the spread's coefficients, says so in the
-    choices table, and changes nothing at or above it or with no count; bad counts are refused."""
+    choices table, and changes nothing at or above it; with no count the number of records
+    stands in; bad counts are refused."""
     from pseudopost.models.file.plan import SCALE_MIN_RECORDS
 
     frame_w = setup[0]
@@ -211,8 +212,13 @@ def test_few_counted_values_per_predictor_make_a_part_shift_only(setup):
         return make_plan(frame_w, Declarations.from_arguments(
             grid={"w": GRID}, missing_codes={"w": [-8]}, value_counts=counts))  # fmt: skip
 
-    p = plan_with(None).parts[-1].p
+    none = plan_with(None)  # no count: the number of records stands in, an upper bound
+    p, n = none.parts[-1].p, len(frame_w)
     assert p >= 1
+    assert none.parts[-1].has_scale == (n >= SCALE_MIN_RECORDS * p)
+    if n < SCALE_MIN_RECORDS * p:
+        assert (f"about {n} values (the number of records, an upper bound)" in
+                none.choices().set_index("column").loc["w", "reason"])  # fmt: skip
     at = plan_with({"w": SCALE_MIN_RECORDS * p})
     assert at.parts[-1].has_scale and "shift-only" not in at.choices().reason.str.cat()
     below = plan_with({"w": SCALE_MIN_RECORDS * p - 1})
