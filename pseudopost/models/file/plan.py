@@ -22,10 +22,10 @@ each zero where the part is not active; guide: *Whole files*):
   cumulative and binned parts are location-scale (their predictors move the spread as well as
   the location) unless the column is declared ``shift_only``, or the structure stage's count of
   its values (``value_counts``, DP; else the number of records, an upper bound) gives fewer
-  than :data:`SCALE_MIN_RECORDS` per predictor feature: then the spread's coefficients (one per feature) are barely identified, and the
-  weighted posterior's wide draws of them make the accountant's Lipschitz bounds explode
-  (UCI Adult's capital losses, a 2,000-record sample: about 110 amounts over 58 features gave a
-  largest bound of 1e17, shift-only about 30).
+  than :data:`SCALE_MIN_RECORDS` per predictor feature: then the spread's coefficients (one
+  per feature) are barely identified, and the weighted posterior's wide draws of them make the
+  accountant's Lipschitz bounds explode (UCI Adult's capital losses, a 2,000-record sample:
+  about 110 amounts over 58 features gave a largest bound of 1e17, shift-only about 30).
 
 A record is active in k's parts unless a rule fixes k there. A part whose records hold one
 level only is omitted too (that level is then drawn with certainty).
@@ -556,7 +556,8 @@ def _bin_points(col, bins, grid, heaps, active) -> BinPoints | None:
 
 #: counted values per predictor feature a cumulative or binned value part needs to be
 #: location-scale (module docstring): its 2p coefficients then have at least 10 values each.
-#: The six files of ``benchmarks/defaults.py`` hold at least 26 per feature in every such part
+#: The six larger files of ``benchmarks/defaults.py`` hold at least 26 per feature in every
+#: such part; German credit (800 records) has two parts below it
 SCALE_MIN_RECORDS = 20
 
 
