@@ -78,6 +78,7 @@ from pseudopost.mechanisms.structure import (
     parent_candidates,
 )
 from pseudopost.models.file import FileModel
+from pseudopost.models.file.categories import check_levels, with_levels
 from pseudopost.models.file.derived import check_derived, derive, parse_derived
 from pseudopost.models.file.nesting import DECLARED
 from pseudopost.models.file.screen import screen_frame
@@ -328,6 +329,7 @@ def synthesize(
     interactions: Sequence[tuple[str, str]] | None = None,
     codebook: Codebook | None = None,
     bounds: Mapping[str, tuple[float, float]] | None = None,
+    levels: Mapping[str, Sequence] | None = None,
     structure_epsilon: float | None = STRUCTURE_EPSILON,
     grid: Mapping[str, Mapping[str, float]] | None = None,
     heaps: Mapping[str, Sequence[int]] | None = None,
@@ -410,6 +412,13 @@ def synthesize(
         Column -> the codebook's valid range ``(low, high)`` of a numeric column (``{"age":
         (18, 89)}``, 89 meaning "89 or older"): its synthetic values stay inside, no budget is
         spent on its support, and a real value outside is an error naming its row.
+    levels
+        Column -> the codebook's answer categories of a text column (``{"sex": ["female",
+        "male"]}``): the column becomes a categorical of them, the structure stage selects
+        nothing for it (no budget; undeclared text columns' levels are released by partition
+        selection, which on a small file keeps only the common ones), and a cell outside them
+        (and its missing codes) is an error naming its row. A categorical dtype declares them
+        too (:mod:`pseudopost.models.file.categories`).
     structure_epsilon
         The budget of the structure stage (:mod:`pseudopost.mechanisms.structure`; default 1):
         every numeric column with no declared model, grid or bins gets its integer-ness, its
@@ -548,6 +557,9 @@ def synthesize(
     )
     if isinstance(missing_codes, Codebook):
         codebook, missing_codes = missing_codes, None
+    declared_levels = check_levels(levels)
+    if declared_levels:  # a copy: the input is never modified
+        frame = with_levels(frame, declared_levels, _codes(codebook, missing_codes))
     derived_d = parse_derived(derived)
     if derived_d:  # the definitions hold on the real records, before any work
         named = {*drop, *derived_d}

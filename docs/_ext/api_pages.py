@@ -31,6 +31,7 @@ MODULES = [
     "pseudopost.models.rules",
     "pseudopost.models.parts",
     "pseudopost.models.file",
+    "pseudopost.models.file.categories",
     "pseudopost.models.file.derived",
     "pseudopost.models.file.nesting",
     "pseudopost.fitting",

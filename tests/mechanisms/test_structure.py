@@ -653,3 +653,30 @@ def test_numeric_columns_whose_thin_tails_the_budget_cannot_keep_are_named_in_on
         warnings.simplefilter("error", StructureWarning)
         estimate_structure(large, ["credits", "amount"], structure_epsilon=0.2,
                            rng=np.random.default_rng(1))  # fmt: skip
+
+
+def test_synthesize_takes_a_codebook_s_answer_categories_as_levels():
+    """``pp.synthesize(levels=...)``: the column is a categorical of the declared levels, the
+    stage selects nothing for it (no charge) and does not name it in a warning; the input is
+    not modified; a value outside the levels or a malformed list is refused before any work."""
+    frame = _survey(300, seed=4)
+    before = frame.copy()
+    plain = _quiet(synthesize, frame, seed=1, **FAST)
+    assert "sex" in plain.structure.levels
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = synthesize(frame, levels={"sex": ["f", "m"]}, seed=1, **FAST)
+    pd.testing.assert_frame_equal(frame, before)
+    assert "sex" not in out.structure.levels
+    assert not any(c.name.startswith("sex") for c in out.structure.charges)
+    assert not any("'sex'" in str(w.message) for w in caught)
+    assert list(out.synthetic["sex"].cat.categories) == ["f", "m"]
+    assert set(out.synthetic["sex"]) <= {"f", "m"}
+    row = int(np.flatnonzero(frame["sex"].to_numpy() == "m")[0])
+    with pytest.raises(ValueError, match=rf"Column 'sex', row {row}: value 'm' is not among its "
+                                         r"declared levels \['f'\]"):  # fmt: skip
+        synthesize(frame, levels={"sex": ["f"]}, seed=1, **FAST)
+    with pytest.raises(ValueError, match=r"The levels of column 'sex' must be a non-empty list"):
+        synthesize(frame, levels={"sex": "fm"}, seed=1, **FAST)
+    with pytest.raises(ValueError, match=r"Column 'nope' has declared levels but is not in"):
+        synthesize(frame, levels={"nope": ["a"]}, seed=1, **FAST)

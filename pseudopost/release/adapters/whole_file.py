@@ -100,7 +100,7 @@ and ``account``. A spec without it (a direct call with a frame) has it built the
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -110,6 +110,7 @@ import pandas as pd
 
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, StructureWarning
 from pseudopost.models.file import FileModel
+from pseudopost.models.file.categories import with_levels
 from pseudopost.models.rules import named_levels
 from pseudopost.release import report
 from pseudopost.release.adapters.base import AccountResult, Produced
@@ -286,32 +287,6 @@ def _levels(key: str, value: Any) -> tuple:
                    f'write {key} = ["Private", "Self-emp-inc", ...] (the codebook\'s answer '
                    "categories).")  # fmt: skip
     return tuple(value)
-
-
-def _with_levels(frame: pd.DataFrame, levels: Mapping[str, Sequence],
-                codes: Mapping[str, Sequence] | None = None) -> pd.DataFrame:
-    """A copy of ``frame`` whose columns named in ``levels`` are categoricals of the declared
-    answer categories (then the column's declared missing codes, kept as categories so that
-    they stay codes); an empty cell stays empty. A cell holding neither is an error naming the
-    column, the row and the value, before any work. ``frame`` is never modified."""
-    out = frame.copy()
-    codes = codes or {}
-    for c, lv in levels.items():
-        if c not in frame.columns:
-            raise ValueError(f"Column {c!r} has declared levels but is not in the data "
-                             f"(columns: {list(frame.columns)}).")  # fmt: skip
-        allowed = [*lv, *(k for k in codes.get(c, ()) if k not in lv)]
-        s = frame[c]
-        bad = s.notna().to_numpy() & ~s.isin(allowed).to_numpy()
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(
-                f"Column {c!r}, row {i}: value {s.iloc[i]!r} is not among its declared levels "
-                f"{list(lv)} (nor its missing codes); {int(bad.sum())} cell(s) like it. "
-                "Correct the data or the levels."
-            )
-        out[c] = pd.Categorical(s, categories=allowed)
-    return out
 
 
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
@@ -656,10 +631,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
 
     def _frame(self, spec: ReleaseSpec, frame: pd.DataFrame) -> pd.DataFrame:
         """The records released: all of them, or a seeded sample (``file.sample``), with the
-        declared levels' columns as categoricals (:func:`_with_levels`)."""
+        declared levels' columns as categoricals (:func:`~pseudopost.models.file.categories.with_levels`)."""
         st = spec.settings
         if st.levels:
-            frame = _with_levels(frame, st.levels, st.declarations.get("missing_codes", {}))
+            frame = with_levels(frame, st.levels, st.declarations.get("missing_codes", {}))
         k = st.sample
         if k is None or k >= len(frame):
             return frame
