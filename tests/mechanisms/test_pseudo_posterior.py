@@ -525,6 +525,7 @@ def test_uncensored_statement_is_local(sim_result):
     assert statement.scope == "local" and not statement.is_global
     assert statement.epsilon == sim_result.epsilon and sim_result.global_epsilon is None
     assert any("local to this database" in a for a in statement.assumptions)
+    assert any(a.startswith("n is public") for a in statement.assumptions)
 
 
 def test_statement_of_a_saved_fit_without_the_weights_origin_is_not_global():

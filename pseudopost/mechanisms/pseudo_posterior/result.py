@@ -119,7 +119,12 @@ def pseudo_posterior_statement(attrs: Mapping) -> PrivacyStatement:
     """The :class:`~pseudopost.privacy.PrivacyStatement` of one synthetic dataset of a fit,
     from its ``privacy`` attributes (module docstring: local, global, or global given the
     weights). A fit saved before the weights' origin was recorded counts as risk-weighted."""
-    assumptions = ["exact sampling from the pseudo posterior (MCMC error is not accounted)"]
+    assumptions = [
+        "exact sampling from the pseudo posterior (MCMC error is not accounted)",
+        # each synthetic dataset has the data's n records; the whole-file structure stage's
+        # warnings and the plan's shift-only rule read n too
+        "n is public (each synthetic dataset has as many records as the data)",
+    ]
     if attrs.get("decomposition") in ("truncated", "averaged"):
         assumptions.append("the declared sensitive ranges are public")
     if attrs.get("global_epsilon") is None:
