@@ -110,7 +110,7 @@ import pandas as pd
 
 from pseudopost.mechanisms.structure import STRUCTURE_EPSILON, StructureWarning
 from pseudopost.models.file import FileModel
-from pseudopost.models.file.categories import with_levels
+from pseudopost.models.file.categories import check_levels, with_levels
 from pseudopost.models.rules import named_levels
 from pseudopost.release import report
 from pseudopost.release.adapters.base import AccountResult, Produced
@@ -275,18 +275,14 @@ def _bounds(key: str, value: Any) -> tuple[float, float]:
 
 
 def _levels(key: str, value: Any) -> tuple:
-    """A column's declared answer categories: a non-empty list of distinct strings or numbers."""
-    ok = (
-        isinstance(value, list)
-        and len(value) > 0
-        and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in value)
-        and len(set(value)) == len(value)
-    )
-    if not ok:
+    """A column's declared answer categories (:func:`~pseudopost.models.file.categories.
+    check_levels`), refused as a spec error naming ``key``."""
+    try:
+        return check_levels({key: value})[key]
+    except ValueError:
         raise fail(key, value, "a non-empty list of distinct strings or numbers",
                    f'write {key} = ["Private", "Self-emp-inc", ...] (the codebook\'s answer '
-                   "categories).")  # fmt: skip
-    return tuple(value)
+                   "categories).") from None  # fmt: skip
 
 
 def _column_tables(columns: Mapping[str, Any]) -> dict[str, dict]:
