@@ -61,6 +61,9 @@ class BinPoints:
         x = np.asarray(x, dtype=np.float64)
         j_obs = bins.index(x)
         k_obs = np.clip(grid.index(x), k_lo[j_obs], np.maximum(k_hi[j_obs], k_lo[j_obs]))
+        # a bin holding no grid point: its value's nearest point may lie beyond the support's
+        # end (declared bounds 0-10 on a 0.0254 grid: 10 -> 10.01); keep it a point inside
+        k_obs = np.clip(k_obs, k_lo[0], max(k_hi[-1], k_lo[0]))
         if x.size:
             held, first = np.unique(np.column_stack([j_obs, k_obs]), axis=0, return_index=True)
             stored, point = x[first], grid.point(held[:, 1])
@@ -133,9 +136,10 @@ class BinPoints:
             at = rest & (self.level_bin[levels] == j)
             ex = self.excluded[j]
             free = self.k_hi[j] - self.k_lo[j] + 1 - ex.size
-            if free <= 0:  # no grid point inside the bin: the one nearest its middle
-                e = self.bins.edges
-                k[at] = float(self.grid.index(np.array([(e[j] + e[j + 1]) / 2]))[0])
+            if free <= 0:  # no grid point inside the bin: the one nearest its middle, inside
+                e = self.bins.edges  # the support
+                mid = float(self.grid.index(np.array([(e[j] + e[j + 1]) / 2]))[0])
+                k[at] = min(max(mid, self.k_lo[0]), max(self.k_hi[-1], self.k_lo[0]))
                 continue
             r = np.minimum(np.floor(np.asarray(u)[at] * free), free - 1)
             d = ex - self.k_lo[j] - np.arange(ex.size)  # points not held before each excluded
