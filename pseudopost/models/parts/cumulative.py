@@ -85,8 +85,9 @@ from pseudopost.models.parts.ordinal import OrdinalPart, linear_blocks
 
 __all__ = ["FUSED_KEYS", "BinnedPart", "CumulativePart"]
 
-#: keys from which the log-likelihood and gradient run in one Numba pass
-FUSED_KEYS = 2_000
+#: keys from which the log-likelihood and gradient run in one Numba pass: every part with
+#: records (as :data:`~pseudopost.models.parts._fused.FUSED_MIN`, and for the same reason)
+FUSED_KEYS = 1
 
 
 def _key_logp(

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from pseudopost.models.parts import _transforms
+
 __all__ = ["Layout", "Param"]
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -202,6 +204,7 @@ class Layout:
             "_others",
             [(p, sl) for p, sl in zip(self.params, slices, strict=True) if (p, sl) not in plain],
         )
+        object.__setattr__(self, "_compiled", _encode(self.params, slices))
 
     @property
     def names(self) -> list[str]:
@@ -238,6 +241,10 @@ class Layout:
                 f"Expected a vector of length {self._size} (last axis); got {x.shape}."
             )
         lead = x.shape[:-1]
+        if not lead and self._compiled is not None:
+            v = _transforms.backward(x, *self._compiled[:4])
+            return {p.name: v[sl].reshape(p.shape)
+                    for p, sl in zip(self.params, self._slices, strict=True)}  # fmt: skip
         out = {}
         for p, sl in zip(self.params, self._slices, strict=True):
             if p.transform == "none":
@@ -258,7 +265,22 @@ class Layout:
         self, x: np.ndarray, values: Mapping[str, np.ndarray], grads: Mapping[str, np.ndarray]
     ) -> tuple[float, np.ndarray]:
         """(log prior + log-Jacobian, gradient on x) given the log-likelihood's gradient on the
-        constrained values (``grads``; a missing name counts as 0)."""
+        constrained values (``grads``; a missing name counts as 0). Compiled
+        (:mod:`~pseudopost.models.parts._transforms`) where the layout's transforms and priors
+        allow, the NumPy code below otherwise (and as the reference)."""
+        if self._compiled is not None and x.ndim == 1:
+            g = np.zeros(self._size)
+            for p, sl in zip(self.params, self._slices, strict=True):
+                if p.name in grads:
+                    g[sl] = np.reshape(grads[p.name], -1)
+            v = np.concatenate([np.reshape(values[p.name], -1) for p in self.params])
+            return _transforms.prior_jacobian(x, v, g, *self._compiled)
+        return self._log_prior_jacobian(x, values, grads)
+
+    def _log_prior_jacobian(
+        self, x: np.ndarray, values: Mapping[str, np.ndarray], grads: Mapping[str, np.ndarray]
+    ) -> tuple[float, np.ndarray]:
+        """:meth:`log_prior_jacobian` in NumPy (every transform and prior)."""
         out = np.empty(self._size)
         idx = self._plain_idx
         d = x[idx] - self._plain_mu
@@ -384,3 +406,36 @@ class Layout:
                 raise ValueError(f"Draws of '{key}' have {a.shape[0]} draws, not {n_draws}.")
             out[p.name] = a
         return out
+
+
+def _encode(params: tuple[Param, ...], slices: list[slice]) -> tuple | None:
+    """The layout as the arrays of :mod:`~pseudopost.models.parts._transforms` (code, start,
+    end, anchor, prior, const, p1, p2), or None when a transform or prior has no kernel."""
+    if not params or any(
+        p.transform not in _transforms.CODES or p.prior[0] not in _transforms.PRIORS
+        for p in params
+    ):
+        return None
+    size = slices[-1].stop
+    p1, p2, const = np.zeros(size), np.ones(size), np.zeros(len(params))
+    for j, (p, sl) in enumerate(zip(params, slices, strict=True)):
+        kind = p.prior[0]
+        if kind == "normal":
+            sd = float(p.prior[2])
+            p1[sl] = np.broadcast_to(np.asarray(p.prior[1], np.float64), p.shape).ravel()
+            p2[sl] = sd
+            const[j] = -p.size * (math.log(sd) + _HALF_LOG_2PI)
+        elif kind == "halfnormal":
+            s = float(p.prior[1])
+            p1[sl] = s
+            const[j] = p.size * (0.5 * math.log(2.0 / math.pi) - math.log(s))
+        else:  # gamma
+            a, b = float(p.prior[1]), float(p.prior[2])
+            p1[sl], p2[sl] = a, b
+            const[j] = p.size * (a * math.log(b) - math.lgamma(a))
+    code = np.array([_transforms.CODES[p.transform] for p in params], dtype=np.int64)
+    start = np.array([sl.start for sl in slices], dtype=np.int64)
+    end = np.array([sl.stop for sl in slices], dtype=np.int64)
+    anchor = np.array([p.anchor for p in params], dtype=np.int64)
+    prior = np.array([_transforms.PRIORS[p.prior[0]] for p in params], dtype=np.int64)
+    return code, start, end, anchor, prior, const, p1, p2

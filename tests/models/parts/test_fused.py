@@ -133,10 +133,12 @@ def test_bernoulli_numba_numpy_reference_and_differences_agree(shape):
 
 def test_the_size_threshold_picks_the_kernel(monkeypatch):
     rows = _case(40, 3, 4, 0)[0]
-    assert not F.use_fused(rows, 4, None)
-    monkeypatch.setattr(F, "FUSED_MIN", 10)
-    assert F.use_fused(rows, 4, None)
+    assert F.use_fused(rows, 4, None)  # every part with records, by default
+    assert not F.use_fused(rows[:0], 4, None)  # no records: nothing to run
     assert not F.use_fused(rows, 4, False)
+    monkeypatch.setattr(F, "FUSED_MIN", 10**6)
+    assert not F.use_fused(rows, 4, None)
+    assert F.use_fused(rows, 4, True)
 
 
 PART_CASES = [
@@ -209,6 +211,7 @@ def test_derived_arrays_travel_with_the_statistics_and_change_nothing(family, mo
     part = make_part(family, "y", ["a", "b"], **({"n_levels": 3} if family != "bernoulli" else {}))
     stats = part.statistics(PartData(y, X, np.ones(n, bool)), rng.uniform(0, 1, n))
     x = rng.normal(size=part.layout.size)
+    monkeypatch.setattr(F, "FUSED_MIN", 10**12)
     small = part.log_density(stats)
     assert set(small.arrays) == set(stats.arrays)  # below the threshold: NumPy, nothing derived
     monkeypatch.setattr(F, "FUSED_MIN", 0)
