@@ -38,7 +38,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import contextmanager
 
@@ -116,6 +116,7 @@ def _fit_one(
     seed: int,
     sampler: PartSampler | None,
     start: np.ndarray | None = None,
+    hard: bool = False,
 ):
     """One part's fit ``(tree, seconds, mode)``, its mode search started at ``start``, with
     BLAS on one thread throughout: the process-wide BLAS limit would otherwise depend on
@@ -127,7 +128,8 @@ def _fit_one(
     t0 = time.perf_counter()
     with _one_blas_thread():
         sampler = sampler if sampler is not None else PartSampler(part, stats)
-        tree, mode = sampler.sample_with_mode(stats, seed=seed, start=start, **settings)
+        tree, mode = sampler.sample_with_mode(stats, seed=seed, start=start, hard=hard,
+                                              **settings)  # fmt: skip
     return tree, time.perf_counter() - t0, mode
 
 
@@ -226,6 +228,7 @@ class ColumnSampler(Sampler):
         start: Mapping[str, np.ndarray] | None = None,
         laplace: bool = False,
         independence: bool = False,
+        hard: Collection[str] = (),
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         """:meth:`sample`, and each preconditioned part's mode (packed parameters).
 
@@ -239,12 +242,14 @@ class ColumnSampler(Sampler):
         (:meth:`PartSampler.sample_with_mode <pseudopost.fitting.parts.PartSampler.
         sample_with_mode>`). ``independence``: each such part's draws by the independence
         Metropolis-Hastings sampler with that approximation as its proposal (an exact MCMC
-        kernel), NUTS elsewhere.
+        kernel), NUTS elsewhere. ``hard``: names of parts drawn by NUTS with the second run's
+        settings from the start (:meth:`PartSampler.sample_with_mode
+        <pseudopost.fitting.parts.PartSampler.sample_with_mode>`).
         """
         trace, modes = self._draw_parts(self._checked(data), draws=draws, tune=tune,
                                         chains=chains, seed=seed, progress=progress,
                                         start=start, laplace=laplace,
-                                        independence=independence)  # fmt: skip
+                                        independence=independence, hard=hard)  # fmt: skip
         return posterior_tree(trace, self._keep), modes
 
     def _draw(self, data, *, draws, tune, chains, seed, progress) -> xr.DataTree:
@@ -263,6 +268,7 @@ class ColumnSampler(Sampler):
         start,
         laplace=False,
         independence=False,
+        hard=(),
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         """The paired posterior of all parts (groups ``posterior`` and ``sample_stats``) and
         their modes, with BLAS on one thread throughout (:func:`_fit_one`; set here, in the
@@ -270,7 +276,7 @@ class ColumnSampler(Sampler):
         with _one_blas_thread():
             return self._fit_parts(data, draws=draws, tune=tune, chains=chains, seed=seed,
                                    progress=progress, start=start, laplace=laplace,
-                                   independence=independence)  # fmt: skip
+                                   independence=independence, hard=hard)  # fmt: skip
 
     def _fit_parts(
         self,
@@ -284,6 +290,7 @@ class ColumnSampler(Sampler):
         start,
         laplace=False,
         independence=False,
+        hard=(),
     ) -> tuple[xr.DataTree, dict[str, np.ndarray]]:
         stats = self._stats(data)
         # one bar over the parts (below), none per part's sampler
@@ -291,6 +298,7 @@ class ColumnSampler(Sampler):
                     "laplace": bool(laplace), "independence": bool(independence)}  # fmt: skip
         seeds = [part_seed(seed, j) for j in range(len(self.parts))]
         starts = [None if start is None else start.get(p.name) for p in self.parts]
+        hards = [p.name in set(hard) for p in self.parts]
         client = active_client() if self.backend in ("auto", "dask") else None
         if self.backend == "dask" and client is None:
             raise ValueError("backend='dask' needs an active distributed client.")
@@ -299,7 +307,7 @@ class ColumnSampler(Sampler):
             "Laplace or NUTS" if laplace else "IMH or NUTS" if independence else "NUTS",
             progress,
         ) as done:
-            results = self._run(client, stats, settings, seeds, starts, done)
+            results = self._run(client, stats, settings, seeds, starts, hards, done)
         self.timings = {p.name: r[1] for p, r in zip(self.parts, results, strict=True)}
         modes = {p.name: r[2] for p, r in zip(self.parts, results, strict=True)
                  if r[2] is not None}  # fmt: skip
@@ -309,13 +317,13 @@ class ColumnSampler(Sampler):
         )
         return tree, modes
 
-    def _run(self, client, stats, settings, seeds, starts, done) -> list:
+    def _run(self, client, stats, settings, seeds, starts, hards, done) -> list:
         """Every part's ``(tree, seconds, mode)`` in the parts' order, ``done(name)`` called
         as each part ends."""
         if client is not None:
             futures = [
-                client.submit(_fit_one, part, st, settings, s, None, x, pure=False)
-                for part, st, s, x in zip(self.parts, stats, seeds, starts, strict=True)
+                client.submit(_fit_one, part, st, settings, s, None, x, h, pure=False)
+                for part, st, s, x, h in zip(self.parts, stats, seeds, starts, hards, strict=True)
             ]
             results = client.gather(futures)
             for part in self.parts:
@@ -325,8 +333,8 @@ class ColumnSampler(Sampler):
             if part.name not in self._samplers:
                 self._samplers[part.name] = PartSampler(part, st)
         jobs = [
-            (part, st, settings, s, self._samplers[part.name], x)
-            for part, st, s, x in zip(self.parts, stats, seeds, starts, strict=True)
+            (part, st, settings, s, self._samplers[part.name], x, h)
+            for part, st, s, x, h in zip(self.parts, stats, seeds, starts, hards, strict=True)
         ]
         workers = self.workers or os.cpu_count() or 1
         if workers == 1:

@@ -222,6 +222,7 @@ class PartSampler:
         start: np.ndarray | None = None,
         laplace: bool = False,
         independence: bool = False,
+        hard: bool = False,
     ) -> tuple[xr.DataTree, np.ndarray | None]:
         """:meth:`sample`, and the preconditioner's mode (packed; None for a conjugate or an
         unpreconditioned part), which a refit under other weights can ``start`` from.
@@ -248,7 +249,13 @@ class PartSampler:
         ``sample_stats.attrs["rerun"]`` says so. Either run is an exact MCMC kernel of the same
         posterior: the choice changes how well the draws mix, never what they sample, so the
         accountant's reading of the draws keeps its meaning. The tree's attribute ``sampler``
-        says which of these drew it (:func:`drawn_by`)."""
+        says which of these drew it (:func:`drawn_by`).
+
+        ``hard``: a part known to be far from its Laplace approximation (the risk step drew it
+        from the split-normal form: its importance ratios' :math:`\\hat k` failed) runs NUTS
+        with the second run's settings from the start (``nuts low-rank``; drawn again as above
+        when stuck): on YRBSS each of the three such parts was stuck in the whitened short-tree
+        run, whose gradients were then wasted."""
         _check_counts(draws, tune, chains)
         if self.part.conjugate:
             return _drawn(_exact_tree(self.part, stats, draws, chains, seed), EXACT), None
@@ -275,6 +282,9 @@ class PartSampler:
                     depth = WHITENED_MAXDEPTH
         compiled = self.compiled.with_data(**data)
         adaptation = "diag" if self.precondition else "low_rank"
+        hard = hard and not laplace
+        if hard:
+            tune, adaptation, depth = max(tune, RETRY_MIN_TUNE), "low_rank", max(depth, RETRY_MAXDEPTH)
         tree = self._nuts(compiled, draws, tune, chains, seed, progress, adaptation, depth)
         stuck = _stuck(tree)
         if laplace and stuck:  # the risk step's draws: kept, no second run
@@ -289,7 +299,7 @@ class PartSampler:
                 tree = again
             tree["sample_stats"].attrs["rerun"] = "stuck (R-hat or ESS): second NUTS run"
             return _drawn(tree, NUTS_RERUN_UNMIXED if _stuck(tree) else NUTS_RERUN), mode
-        return _drawn(tree, NUTS), mode
+        return _drawn(tree, NUTS_LOW_RANK if hard else NUTS), mode
 
     def _nuts(self, compiled, draws, tune, chains, seed, progress, adaptation, depth):
         trace = run_nutpie(
@@ -303,11 +313,13 @@ class PartSampler:
 #: Laplace draws; the split-normal approximation's own draws (both the risk step's only);
 #: independence Metropolis-Hastings; NUTS; NUTS drawn a second time because the first run had
 #: not mixed (and the kept run had not mixed either: ``nuts twice unmixed``); a NUTS run that
-#: had not mixed, kept without a second (the risk step's only)
+#: had not mixed, kept without a second (the risk step's only); NUTS with the second run's
+#: settings from the start, for a part known to be hard (``hard``), which mixed
 EXACT, LAPLACE, SPLIT_NORMAL, IMH = "exact", "laplace", "split-normal", "imh"
 NUTS, NUTS_RERUN, NUTS_STUCK = "nuts", "nuts twice", "nuts unmixed"
-NUTS_RERUN_UNMIXED = "nuts twice unmixed"
-HOW_DRAWN = (EXACT, LAPLACE, SPLIT_NORMAL, IMH, NUTS, NUTS_RERUN, NUTS_RERUN_UNMIXED, NUTS_STUCK)
+NUTS_RERUN_UNMIXED, NUTS_LOW_RANK = "nuts twice unmixed", "nuts low-rank"
+HOW_DRAWN = (EXACT, LAPLACE, SPLIT_NORMAL, IMH, NUTS, NUTS_LOW_RANK, NUTS_RERUN,
+             NUTS_RERUN_UNMIXED, NUTS_STUCK)  # fmt: skip
 
 
 def _drawn(tree: xr.DataTree, how: str) -> xr.DataTree:

@@ -411,3 +411,47 @@ def test_a_stuck_risk_step_run_is_kept_without_a_second_run(monkeypatch):
     # how each was drawn, in the tree (the whole file's record of its parts)
     # (_stuck is True throughout here: the second run has not mixed either)
     assert fp.drawn_by(tree) == fp.NUTS_STUCK and fp.drawn_by(weighted) == fp.NUTS_RERUN_UNMIXED
+
+
+def test_a_hard_part_runs_the_robust_settings_from_the_start(monkeypatch):
+    """``hard`` (a part the risk step drew from its split-normal form): the weighted fit's
+    first NUTS run has the second run's settings (low-rank mass matrix, deeper trees, at least
+    RETRY_MIN_TUNE tuning steps) and is labelled ``nuts low-rank``; stuck, it is drawn again
+    as any part; the risk step's draws (``laplace``) ignore it. The draws sample the same
+    posterior as the ordinary run."""
+    from pseudopost.fitting import parts as fp
+
+    rng = np.random.default_rng(4)
+    n = 400
+    X = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n)]).astype(float)
+    y = (rng.random(n) < 1 / (1 + np.exp(-(0.3 + X[:, 0] - 0.5 * X[:, 1])))).astype(float)
+    part = make_part("bernoulli", "y", ["a", "b"])
+    stats = part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n))
+    runs = []
+    real_nuts = fp.PartSampler._nuts
+
+    def counted(self, compiled, draws, tune, chains, seed, progress, adaptation, depth):
+        runs.append((tune, adaptation, depth))
+        return real_nuts(self, compiled, draws, tune, chains, seed, progress, adaptation, depth)
+
+    monkeypatch.setattr(fp.PartSampler, "_nuts", counted)
+    sampler = fp.PartSampler(part, stats)
+    plain, _ = sampler.sample_with_mode(stats, draws=300, tune=50, chains=2, seed=0)
+    hard, _ = sampler.sample_with_mode(stats, draws=300, tune=50, chains=2, seed=0, hard=True)
+    assert runs[0] == (50, "diag", fp.WHITENED_MAXDEPTH)
+    assert runs[1] == (fp.RETRY_MIN_TUNE, "low_rank", fp.RETRY_MAXDEPTH)
+    assert fp.drawn_by(plain) == fp.NUTS and fp.drawn_by(hard) == fp.NUTS_LOW_RANK
+    for v in ("intercept", "beta"):
+        a, b = plain["posterior"][v].to_numpy(), hard["posterior"][v].to_numpy()
+        se = np.sqrt(a.reshape(600, -1).var(0) / 150 + b.reshape(600, -1).var(0) / 150)
+        assert np.all(np.abs(a.reshape(600, -1).mean(0) - b.reshape(600, -1).mean(0)) < 4 * se)
+    runs.clear()
+    monkeypatch.setattr(fp, "_stuck", lambda tree: True)
+    again, _ = sampler.sample_with_mode(stats, draws=50, tune=20, chains=2, seed=0, hard=True)
+    assert [r[1] for r in runs] == ["low_rank", "low_rank"]
+    assert fp.drawn_by(again) == fp.NUTS_RERUN_UNMIXED
+    runs.clear()
+    risk, _ = sampler.sample_with_mode(stats, draws=50, tune=20, chains=2, seed=0, laplace=True,
+                                       hard=True)  # fmt: skip
+    assert fp.drawn_by(risk) in (fp.LAPLACE, fp.SPLIT_NORMAL, fp.NUTS_STUCK)
+    assert all(r[1] == "diag" for r in runs)

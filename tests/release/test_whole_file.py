@@ -111,7 +111,7 @@ def test_release_folder_privacy_record_and_report(released):
     drawn = p["parts_drawn"]
     assert set(drawn["weighted"]) == set(drawn["risk"]) and len(drawn["weighted"]) >= 4
     assert set(drawn["weighted"].values()) <= {
-        "exact", "imh", "nuts", "nuts twice", "nuts twice unmixed"
+        "exact", "imh", "nuts", "nuts low-rank", "nuts twice", "nuts twice unmixed"
     }  # fmt: skip
     assert set(drawn["risk"].values()) <= set(HOW_DRAWN)
     assert "How each part was drawn" in page and "weighted s" in page
