@@ -266,7 +266,7 @@ class Layout:
     ) -> tuple[float, np.ndarray]:
         """(log prior + log-Jacobian, gradient on x) given the log-likelihood's gradient on the
         constrained values (``grads``; a missing name counts as 0). Compiled
-        (:mod:`~pseudopost.models.parts._transforms`) where the layout's transforms and priors
+        (``pseudopost.models.parts._transforms``) where the layout's transforms and priors
         allow, the NumPy code below otherwise (and as the reference)."""
         if self._compiled is not None and x.ndim == 1:
             g = np.zeros(self._size)
@@ -409,7 +409,7 @@ class Layout:
 
 
 def _encode(params: tuple[Param, ...], slices: list[slice]) -> tuple | None:
-    """The layout as the arrays of :mod:`~pseudopost.models.parts._transforms` (code, start,
+    """The layout as the arrays of ``pseudopost.models.parts._transforms`` (code, start,
     end, anchor, prior, const, p1, p2), or None when a transform or prior has no kernel."""
     if not params or any(
         p.transform not in _transforms.CODES or p.prior[0] not in _transforms.PRIORS
