@@ -43,6 +43,8 @@ def backward(x, code, start, end, anchor):  # pragma: no cover - compiled
     v = np.empty_like(x)
     for j in range(code.size):
         s, e, c = start[j], end[j], code[j]
+        if s == e:  # an empty parameter (no predictors): nothing to write
+            continue
         if c == 0:
             for i in range(s, e):
                 v[i] = x[i]
@@ -77,6 +79,8 @@ def prior_jacobian(x, v, g, code, start, end, anchor, prior, const, p1, p2):  # 
     total = 0.0
     for j in range(code.size):
         s, e, c, k = start[j], end[j], code[j], prior[j]
+        if s == e:  # an empty parameter: no term (its constant is 0)
+            continue
         total += const[j]
         # log prior and its gradient on v, added to g in out
         for i in range(s, e):

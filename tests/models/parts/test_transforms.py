@@ -34,6 +34,8 @@ LAYOUTS = {
         Param("two", (2,), "ordered_mid", ("normal", (0.0, 1.0), 1.0)),
         Param("three", (1,), "ordered", ("normal", 0.0, 1.0)),
         Param("beta", (0,)),
+        Param("none", (0,), "ordered", ("normal", 0.0, 1.0)),  # empty: writes nothing
+        Param("sigma", (), "log", ("halfnormal", 1.0)),
     ),
 }
 
