@@ -298,7 +298,8 @@ class ColumnSampler(Sampler):
                     "laplace": bool(laplace), "independence": bool(independence)}  # fmt: skip
         seeds = [part_seed(seed, j) for j in range(len(self.parts))]
         starts = [None if start is None else start.get(p.name) for p in self.parts]
-        hards = [p.name in set(hard) for p in self.parts]
+        hard = set(hard)
+        hards = [p.name in hard for p in self.parts]
         client = active_client() if self.backend in ("auto", "dask") else None
         if self.backend == "dask" and client is None:
             raise ValueError("backend='dask' needs an active distributed client.")
