@@ -378,7 +378,9 @@ def synthesize(
         Column -> its codebook definition over the other columns, in pandas' ``eval`` syntax
         (``{"expersq": "exper ** 2", "lwage": "log(hrwage)"}``): not modelled, computed from
         the synthetic columns (synthpop's passive synthesis; post-processing, no budget),
-        checked on the real records before any work (:mod:`pseudopost.models.file.derived`).
+        checked on the real records before any work, and a predictor of the columns visited
+        after its inputs where they have public supports
+        (:mod:`pseudopost.models.file.derived`).
     hierarchy
         Column -> its parent column, a codebook's classification: the column is classified
         within the parent (``{"occ10": "occrecode"}``: an occupation code within its major

@@ -23,20 +23,47 @@ column, the first record that differs, its value and the definition's, and, wher
 record that differs holds the column's lowest (highest) value and the definition gives less
 (more), the floored (capped) definition that holds.
 
+**As a predictor.** A derived column enters the design of every modelled column visited after
+all its inputs (:func:`definition_inputs`; not a column with a declared ``predictor_matrix``
+row), as a numeric column with its status (missing where the definition gives none) and its
+value in units of a public span: the definition's range over a grid of its inputs' public
+supports (:func:`definition_span`: declared or DP bounds, bins, listed values), its value
+clipped to that span (a ratio's extremes between the grid's points saturate at its edges),
+as hat functions at knots placed where its inputs' declared or DP knots put it
+(:func:`definition_knots`).
+The model then sees what a tree sees: potential experience, ``(age - educ - 6).clip(0)``,
+bends where a linear model in age and education cannot. In the synthesis it is computed from
+the synthetic inputs before the first column whose design reads it. A derived column with an
+input that has no public support (a text column, a kept one) stays out of the predictors, as
+the choices table says.
+
 **Privacy.** A derived column is a deterministic function of the synthetic columns: post-
 processing, no budget; its real values enter nothing but the check above (an error, as for a
-declared rule that the data break). It is left out of the other columns' predictors (its
-inputs are there already) and of the structure stage.
+declared rule that the data break) and, as a predictor, a function of the record's own
+inputs (like a spline of them: each record's likelihood term still reads its own values only).
+Its span comes from public supports alone. It is left out of the structure stage.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+import re
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["ATOL", "RTOL", "check_derived", "derive", "parse_derived"]
+__all__ = [
+    "ATOL",
+    "RTOL",
+    "check_derived",
+    "definition_inputs",
+    "definition_knots",
+    "definition_span",
+    "derive",
+    "derive_column",
+    "parse_derived",
+]
 
 #: relative and absolute tolerance of the check on the real records (storage rounding)
 RTOL, ATOL = 1e-6, 1e-9
@@ -141,24 +168,107 @@ def _clip_hint(expr: str, real: np.ndarray, x: np.ndarray, bad: np.ndarray) -> s
     return ""
 
 
+def derive_column(frame: pd.DataFrame, column: str, expr: str, dtype: object) -> pd.Series:
+    """The derived column ``column`` computed by ``expr`` from ``frame``'s columns, in the real
+    column's dtype (integers where the real column holds integers and no value is missing)."""
+    x = _evaluate(frame, column, expr)
+    if pd.api.types.is_bool_dtype(dtype) and not np.isnan(x).any():
+        values = x.astype(bool)
+    elif pd.api.types.is_integer_dtype(dtype):
+        whole = np.round(x)
+        if not np.isnan(x).any() and isinstance(dtype, np.dtype):
+            values = whole.astype(dtype)
+        else:
+            values = pd.array(np.where(np.isnan(x), None, whole), dtype="Int64")
+    elif isinstance(dtype, np.dtype) and dtype.kind == "f":
+        values = x.astype(dtype)
+    else:
+        values = x
+    return pd.Series(values, index=frame.index, name=column)
+
+
 def derive(frame: pd.DataFrame, derived: Mapping[str, str], dtypes: Mapping) -> pd.DataFrame:
-    """``frame`` with each derived column computed from the others, in the real column's dtype
-    (integers where the real column holds integers and no value is missing)."""
+    """``frame`` with each derived column computed from the others (:func:`derive_column`)."""
     out = frame.copy()
     reads = [c for c in frame.columns if c not in derived]
     for col, expr in derived.items():
-        x = _evaluate(frame[reads], col, expr)
-        dtype = dtypes[col]
-        if pd.api.types.is_bool_dtype(dtype) and not np.isnan(x).any():
-            out[col] = x.astype(bool)
-        elif pd.api.types.is_integer_dtype(dtype):
-            whole = np.round(x)
-            if not np.isnan(x).any() and isinstance(dtype, np.dtype):
-                out[col] = whole.astype(dtype)
-            else:
-                out[col] = pd.array(np.where(np.isnan(x), None, whole), dtype="Int64")
-        elif isinstance(dtype, np.dtype) and dtype.kind == "f":
-            out[col] = x.astype(dtype)
-        else:
-            out[col] = x
+        out[col] = derive_column(frame[reads], col, expr, dtypes[col])
     return out
+
+
+def definition_inputs(expr: str, columns: Sequence[str]) -> tuple[str, ...]:
+    """The columns among ``columns`` that the definition ``expr`` names (as a whole word, or
+    in backticks), in ``columns``' order."""
+    out = []
+    for c in columns:
+        plain = re.search(rf"(?<![\w.`]){re.escape(c)}(?![\w`])", expr)
+        if f"`{c}`" in expr or (plain is not None and c.isidentifier()):
+            out.append(c)
+    return tuple(out)
+
+
+#: points of each input's support at which :func:`definition_span` evaluates a definition
+#: (its ends, three interior points and, on a support at least 2 wide, the points 1 inside
+#: each end: x / hours at hours = 1); the corners alone for more than :data:`SPAN_GRID_INPUTS`
+SPAN_GRID_INPUTS = 4
+
+
+def definition_span(
+    column: str, expr: str, supports: Mapping[str, tuple[float, float]]
+) -> tuple[float, float] | None:
+    """The range of the definition over a grid of its inputs' public supports (``supports``:
+    input -> (low, high)), or None when it has no finite positive width there, or when the
+    definition is affine in its inputs on that grid (``husage - huseduc - 6``: a predictor
+    that the inputs' own value terms already span, only a flat direction more for the
+    sampler). Public supports in, a public span out: no record is read."""
+    grid, x = _on_grid(column, expr, supports)
+    if grid is None:
+        return None
+    ok = np.isfinite(x)
+    x, grid = x[ok], grid[ok]
+    if not x.size or not x.max() > x.min():
+        return None
+    design = np.column_stack([np.ones(len(grid)), grid.to_numpy(dtype=float)])
+    fitted = design @ np.linalg.lstsq(design, x, rcond=None)[0]
+    if np.max(np.abs(fitted - x)) <= 1e-9 * (x.max() - x.min()):
+        return None
+    return float(x.min()), float(x.max())
+
+
+def definition_knots(
+    column: str, expr: str, points: Mapping[str, Sequence[float]], span: tuple[float, float]
+) -> tuple[float, ...]:
+    """Knots of a derived predictor: the quartiles of the definition over the grid of its
+    inputs' public points (``points``: input -> its support's ends and its declared or DP
+    knots), those strictly inside ``span``; none when no input has knots. Where the inputs'
+    knots lie, in the bulk of their data, so do the derived column's (a ratio's span over
+    the supports reaches far beyond its values: earnings of 9,999 in one hour)."""
+    if all(len(v) <= 2 for v in points.values()):
+        return ()
+    grid = pd.DataFrame(list(itertools.product(*points.values())), columns=list(points))
+    x = _evaluate(grid, column, expr)
+    x = x[np.isfinite(x) & (x > span[0]) & (x < span[1])]
+    if not x.size:
+        return ()
+    return tuple(float(v) for v in np.unique(np.quantile(x, [0.25, 0.5, 0.75])))
+
+
+def _on_grid(
+    column: str, expr: str, supports: Mapping[str, tuple[float, float]]
+) -> tuple[pd.DataFrame | None, np.ndarray]:
+    """The grid of :func:`definition_span` and the definition on it."""
+    names = list(supports)
+    if not names:
+        return None, np.zeros(0)
+    axes = []
+    for c in names:
+        lo, hi = (float(v) for v in supports[c])
+        if len(names) > SPAN_GRID_INPUTS:
+            axes.append([lo, hi])
+            continue
+        pts = list(np.linspace(lo, hi, 5))
+        if hi - lo >= 2:
+            pts += [lo + 1, hi - 1]
+        axes.append(sorted(set(pts)))
+    grid = pd.DataFrame(list(itertools.product(*axes)), columns=names)
+    return grid, _evaluate(grid, column, expr)

@@ -81,6 +81,9 @@ class ColumnFeatures:
     knots: tuple[float, ...] = ()
     #: (t(low), t(high)) of the public support, the unit of the value and spline terms
     span: tuple[float, float] | None = None
+    #: clip the value to the span (a derived column's span, :mod:`.derived`, may not hold
+    #: every value its definition gives)
+    clip: bool = False
 
     def __post_init__(self) -> None:
         c = self.column
@@ -181,6 +184,8 @@ class ColumnFeatures:
         x = np.zeros(status.shape[0])
         with np.errstate(divide="ignore", invalid="ignore"):
             x[obs] = self._unit(_apply(self.transform, np.asarray(values, dtype=np.float64)[obs]))
+        if self.clip and self.span is not None:
+            x[obs] = np.clip(x[obs], 0.0, 1.0)
         tk = [t for _, t in self._spline_knots]
         if self._hats:
             cols = [ind, np.where(obs[:, None], _hat_basis(x, tk), 0.0)]

@@ -51,7 +51,7 @@ from pseudopost._validation import check_frame
 from pseudopost.models.base import Prepared, SynthModel, synthesis_stream
 from pseudopost.models.file.constraints import fixed_records, impose_rules, zero_mask
 from pseudopost.models.file.declarations import Declarations
-from pseudopost.models.file.derived import derive
+from pseudopost.models.file.derived import derive, derive_column
 from pseudopost.models.file.heaps import position_features
 from pseudopost.models.file.plan import (
     ColumnPlan,
@@ -277,6 +277,7 @@ def real_states(plan: FilePlan) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Every encoded column's (status, values) on the real records."""
     out = {c: (e.status, e.values) for c, e in plan.kept.items()}
     out.update({p.name: (p.column.status, p.column.values) for p in plan.plans})
+    out.update({d: (e.status, e.values) for d, e in plan.derived_predictors.items()})
     return out
 
 
@@ -536,6 +537,10 @@ def synthesize_columns(
         # a binned column's heap label (the same for any k <= 4: record_uniforms draws them in
         # blocks of four)
         u = record_uniforms(seed, synthesis_stream(dataset, c.position), 0, n, 4)
+        for d in p.design.columns:  # a derived predictor, from the synthetic inputs
+            if d in plan.derived_predictors and d not in states:
+                s = derive_column(frame, d, plan.derived[d], plan.derived_dtypes[d])
+                states[d] = plan.derived_predictors[d].split(s)
         X = p.design.matrix(states, n)
         status, values = _draw_column(p, params, X, u, frame)
         series = c.decode(status, values, index)

@@ -42,6 +42,7 @@ data, like the levels present, and is listed in the choices table as a public ch
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -52,7 +53,12 @@ from pseudopost.models.file.bins import Bins
 from pseudopost.models.file.choice import MANY_LEVELS, ColumnChoice, choose
 from pseudopost.models.file.constraints import check_rules, check_zeros, fixed_records, zero_mask
 from pseudopost.models.file.declarations import Declarations, readers_and_pinned
-from pseudopost.models.file.derived import check_derived
+from pseudopost.models.file.derived import (
+    check_derived,
+    definition_inputs,
+    definition_knots,
+    definition_span,
+)
 from pseudopost.models.file.design import ColumnFeatures, Design, interactions_for, public_span
 from pseudopost.models.file.encoding import EncodedColumn, encode
 from pseudopost.models.file.grid import Grid
@@ -177,6 +183,10 @@ class FilePlan:
     #: derived columns: definition, and the real column's dtype (:mod:`.derived`)
     derived: dict = field(default_factory=dict)
     derived_dtypes: dict = field(default_factory=dict)
+    #: the derived columns that are predictors: their encodings on the real records; the
+    #: others' reasons (:func:`_derived_predictors`)
+    derived_predictors: dict = field(default_factory=dict)
+    derived_why: dict = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -240,9 +250,12 @@ class FilePlan:
                      ", ".join(_predictor_text(f) for f in p.design.inputs) or "-")
                 )  # fmt: skip
             elif c in self.derived:
+                role = ("a predictor of the columns visited after its inputs"
+                        if c in self.derived_predictors else self.derived_why.get(c, ""))
                 rows.append((c, "derived", "-", "derived", "-",
                              f"computed from the synthetic columns as {self.derived[c]} (its "
-                             f"declared definition; post-processing, no budget)", "-"))  # fmt: skip
+                             f"declared definition; post-processing, no budget); {role}",
+                             "-"))  # fmt: skip
             elif c in self.kept:
                 reason = "released as given"
                 if c in self.unlinked:
@@ -751,10 +764,22 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     }
     unlinked = many_level_columns(encoded, decl)
     inputs_of = {c: _inputs(c, order, kept_names, decl, unlinked) for c in order}
+    no_inputs = set()
     for c in order:  # an automatic Dirichlet-categorical (many levels) has no predictors
         if (choices[c].model == "dirichlet_categorical" and c not in decl.models
                 and c not in decl.predictor_matrix) or c in decl.hierarchy:  # fmt: skip
             inputs_of[c] = ()  # a hierarchy child: its parent alone (nesting module)
+            no_inputs.add(c)
+    derived_features, derived_inputs, derived_why = (
+        _derived_predictors(frame, derived, decl, position, encoded) if derived else ({}, {}, {})
+    )
+    features.update(derived_features)
+    for c in order:  # a derived column: a predictor of the columns visited after its inputs
+        if c in no_inputs or c in decl.predictor_matrix:
+            continue
+        before = {*kept_names, *order[: order.index(c)]}
+        inputs_of[c] = (*inputs_of[c], *(d for d, names in derived_inputs.items()
+                                         if set(names) <= before))  # fmt: skip
     nested = {*decl.hierarchy, *decl.hierarchy.values()}
     _warn_cut_off(tuple(c for c in unlinked if c not in nested), order, inputs_of, encoded)
     trimmed = {}
@@ -777,6 +802,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
 
     plans = []
     states = {c: (e.status, e.values) for c, e in encoded.items()}
+    states.update({d: (f.column.status, f.column.values) for d, f in derived_features.items()})
     for c in order:
         inputs = inputs_of[c]
         design = Design(
@@ -842,6 +868,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         unlinked=unlinked,
         derived=derived,
         derived_dtypes={c: frame[c].dtype for c in derived},
+        derived_predictors={d: f.column for d, f in derived_features.items()},
+        derived_why=derived_why,
     )
 
 
@@ -945,20 +973,53 @@ def grid_points(g: Grid, col: EncodedColumn) -> np.ndarray:
         raise ValueError(f"Column {col.name!r}: {exc}") from None
 
 
-def _span(c: str, decl: Declarations, transform: object) -> tuple[float, float] | None:
-    """The public support of column ``c`` as its features' unit
-    (:func:`~pseudopost.models.file.design.public_span`): a declared or DP grid's bounds or
+def _support(c: str, decl: Declarations) -> tuple[float, float] | None:
+    """The public support [low, high] of column ``c``: a declared or DP grid's bounds or
     listed values, or its bins' outer edges; None without one."""
     g, b = decl.grid.get(c), decl.bins.get(c)
     if b is not None:
-        low, high = b.edges[0], b.edges[-1]
-    elif g is not None and g.bounds is not None:
-        low, high = g.bounds
-    elif g is not None and g.listed:
-        low, high = g.values[0], g.values[-1]
-    else:
-        return None
-    return public_span(transform, float(low), float(high))
+        return float(b.edges[0]), float(b.edges[-1])
+    if g is not None and g.bounds is not None:
+        return float(g.bounds[0]), float(g.bounds[1])
+    if g is not None and g.listed:
+        return float(g.values[0]), float(g.values[-1])
+    return None
+
+
+def _span(c: str, decl: Declarations, transform: object) -> tuple[float, float] | None:
+    """The public support of column ``c`` (:func:`_support`) as its features' unit
+    (:func:`~pseudopost.models.file.design.public_span`); None without one."""
+    support = _support(c, decl)
+    return None if support is None else public_span(transform, *support)
+
+
+def _derived_predictors(
+    frame: pd.DataFrame, derived: Mapping[str, str], decl: Declarations, position: dict,
+    encoded: dict,
+) -> tuple[dict[str, ColumnFeatures], dict[str, tuple[str, ...]], dict[str, str]]:
+    """The derived columns that can be predictors (:mod:`.derived`, *As a predictor*): their
+    features (status and clipped value on the definition's public span, hat functions at
+    knots from the inputs' knots, :func:`~pseudopost.models.file.derived.definition_knots`),
+    their inputs, and for the others why not."""
+    features, inputs, why = {}, {}, {}
+    candidates = [c for c in frame.columns if c not in derived and c not in decl.drop]
+    for d, expr in derived.items():
+        names = definition_inputs(expr, candidates)
+        supports = {x: _support(x, decl) for x in names}
+        lacking = [x for x, v in supports.items() if v is None or encoded[x].categorical
+                   or encoded[x].ordered]  # fmt: skip
+        span = None if lacking else definition_span(d, expr, supports)
+        if span is None:
+            why[d] = (f"not a predictor: its input(s) {lacking} have no public numeric support"
+                      if lacking else "not a predictor: affine in its inputs (their own terms "
+                      "span it) or no finite range over their supports")  # fmt: skip
+            continue
+        points = {x: (v[0], *decl.knots.get(x, ()), v[1]) for x, v in supports.items()}
+        knots = definition_knots(d, expr, points, span)
+        col = encode(frame[d], d, position[d], categorical=False)
+        features[d] = ColumnFeatures(col, None, knots, public_span(None, *span), clip=True)
+        inputs[d] = names
+    return features, inputs, why
 
 
 def _default_transform(ch: ColumnChoice) -> object:
