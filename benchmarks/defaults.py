@@ -295,10 +295,11 @@ FILES = {
             # and lwage = log(hrwage) are missing for women with no hours (x / 0 is a missing
             # cell). exper, potential experience, is age - educ - 6 floored at 0 (the plain
             # difference is -1 on 2 records, which hold 0): declared derived,
-            # "(age - educ - 6).clip(0)", it would leave the later columns' predictors
-            # (derived columns are none), and S_pMSE unweighted / weighted rose from 8.7 /
-            # 9.2 to 14.4 / 15.3 (seed 1; seed 2 8.8 / 8.8 -> 12.9 / 14.4, seed 3 8.0 / 7.8
-            # -> 13.5 / 14.8; docs/benchmarks.md): it is modelled
+            # "(age - educ - 6).clip(0)", S_pMSE unweighted / weighted rose from 8.7 / 9.2 to
+            # 14.4 / 15.3 when derived columns were no predictors (seed 1; seed 2 8.8 / 8.8
+            # -> 12.9 / 14.4, seed 3 8.0 / 7.8 -> 13.5 / 14.8), and from 9.45 / 7.95 to 13.8
+            # / 14.4 as a predictor of the later columns (seed 1; docs/benchmarks.md): it is
+            # modelled
             "derived": {
                 "expersq": "exper ** 2",
                 "husexp": "husage - huseduc - 6",
@@ -320,7 +321,7 @@ FILES = {
         "grade completed); the codebook's derived columns expersq = exper ** 2, husexp = "
         "husage - huseduc - 6, hrwage = earns/hours and lwage = log(hrwage) declared derived "
         "(hrwage and lwage missing when hours == 0); exper, age - educ - 6 floored at 0, is "
-        "modelled (a derived column is no later column's predictor)",
+        "modelled (declared derived it cost utility)",
         "regression": (
             "hours",
             [
