@@ -184,7 +184,7 @@ class FilePlan:
     derived: dict = field(default_factory=dict)
     derived_dtypes: dict = field(default_factory=dict)
     #: the derived columns that are predictors: their encodings on the real records; the
-    #: others' reasons (:func:`_derived_predictors`)
+    #: others' reasons (why not a predictor)
     derived_predictors: dict = field(default_factory=dict)
     derived_why: dict = field(default_factory=dict)
 
