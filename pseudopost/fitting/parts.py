@@ -22,9 +22,11 @@ import numpy as np
 import xarray as xr
 
 from pseudopost.fitting import mixing
+from pseudopost.fitting.callback_model import callback_model
 from pseudopost.fitting.importance import psis_log_weights, systematic_resample
 from pseudopost.fitting.sampler import NUTPIE_MAXDEPTH, posterior_tree, run_nutpie
 from pseudopost.models.parts import Part, Stats
+from pseudopost.models.parts.callback import has_callback
 
 __all__ = [
     "APPROXIMATE_MIN_PATTERNS",
@@ -88,9 +90,15 @@ def preconditioned_model(part: Part, stats: Stats):
     """A nutpie model of the same posterior in the variables :math:`z` of
     :mod:`pseudopost.fitting.laplace` (:math:`x = x_0 + L z`, a constant Jacobian): shared data
     are the statistics' arrays and the preconditioner's ``x0`` and ``L``, swapped together
-    with ``with_data``; the draws are expanded back to the part's parameters."""
+    with ``with_data``; the draws are expanded back to the part's parameters. For the grouped
+    GLM parts (:func:`~pseudopost.models.parts.callback.has_callback`) nutpie calls the density
+    as compiled code, without the GIL (:mod:`pseudopost.fitting.callback_model`: the same
+    density and draws, 3.6x faster on a German credit part; that file's synthesis 49.7 s ->
+    20.3 s); the others through ``nutpie.from_pyfunc``."""
     from nutpie.compiled_pyfunc import from_pyfunc
 
+    if has_callback(part):
+        return callback_model(part, shared_data(part, stats))
     density = part.log_density(stats)
     layout = part.layout
     d = layout.size

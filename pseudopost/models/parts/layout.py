@@ -224,6 +224,13 @@ class Layout:
         return self._size
 
     @property
+    def encoded(self) -> tuple | None:
+        """The layout as the compiled transforms' arrays (code, start, end, anchor, prior,
+        const, p1, p2; ``pseudopost.models.parts._transforms``), None where a transform or
+        prior has no kernel."""
+        return self._compiled
+
+    @property
     def slices(self) -> dict[str, slice]:
         return {p.name: sl for p, sl in zip(self.params, self._slices, strict=True)}
 
