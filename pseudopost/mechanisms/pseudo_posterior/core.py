@@ -54,9 +54,8 @@ from pymc.model.fgraph import clone_model
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_in_interval, check_positive, check_positive_int
 from pseudopost.fitting.cache import statistics_sampler, weighted_sampler
-from pseudopost.fitting.columns import ColumnSampler, file_part_data, part_samplers
+from pseudopost.fitting.columns import ColumnSampler, file_part_data
 from pseudopost.fitting.columns import statistics_data as part_statistics
-from pseudopost.fitting.parts import SPLIT_NORMAL
 from pseudopost.fitting.sampler import SAMPLERS, Sampler, SamplingWarning, model_data
 from pseudopost.fitting.sufficient import statistics_data, total_statistics, unsupported_reason
 from pseudopost.mechanisms.pseudo_posterior.result import (
@@ -676,10 +675,6 @@ class _Fitted:
     # the "parts" path: the unweighted fit's mode of each part, where every weighted refit's
     # mode search starts (ColumnSampler.sample_with_modes)
     modes: dict = field(default_factory=dict)
-    # the "parts" path: parts the risk step drew from their split-normal form (far from their
-    # Laplace approximation), which every weighted refit draws by NUTS with the robust
-    # settings from the start (PartSampler.sample_with_mode's ``hard``)
-    hard: set = field(default_factory=set)
 
     def sampler_data(self, weights: np.ndarray, unweighted: bool = False) -> dict:
         """Everything the sampler's model reads for the given weights: the weighted sufficient
@@ -710,15 +705,16 @@ class _Fitted:
             sampling["draws"] = min(sampling["draws"], RISK_DRAWS)
         tree, modes = self.sampler.sample_with_modes(
             data, seed=seed, start=None if unweighted else self.modes, laplace=laplace,
-            independence=not unweighted and self.weighted_fit == "imh",
-            hard=() if unweighted else self.hard, **sampling,
+            independence=not unweighted and self.weighted_fit == "imh", **sampling,
         )  # fmt: skip
+        # a part the risk step drew from its split-normal form is drawn like any other (the
+        # short-tree run first): the robust settings from the start (``hard``) saved 12 s on
+        # YRBSS's two location-scale grids but got stuck on Adult's eight such parts of
+        # 36,000-39,000 keys, each then drawn twice at 15 steps (education 165 s, 35 s in the
+        # short-tree run, which mixed: R-hat 1.04, least bulk ESS 122 of 500)
         if unweighted:
             self.modes.clear()
             self.modes.update(modes)
-            self.hard.clear()
-            self.hard.update(k for k, (how, _) in part_samplers(tree).items()
-                             if how == SPLIT_NORMAL)  # fmt: skip
         return tree
 
     def draws(self, tree: xr.DataTree) -> dict[str, np.ndarray]:
