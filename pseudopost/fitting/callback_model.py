@@ -12,7 +12,9 @@ fitted at once run side by side. The sampler and its draws are unchanged (the ca
 
 It is nutpie's own ``CompiledPyMCModel`` with the callbacks and the table of array addresses
 as ``user_data``; nutpie keeps a reference to the model, and so to its arrays, while it
-samples.
+samples. It relies on the fields of nutpie 0.16's ``CompiledPyMCModel`` (``user_data``,
+``shape_info``, the callbacks' ``address``), which ``pyproject.toml`` pins (``<0.17``); a nutpie
+upgrade must pass ``tests/models/parts/test_callback.py``.
 """
 
 from __future__ import annotations

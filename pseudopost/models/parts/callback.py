@@ -61,6 +61,8 @@ _CATEGORICAL, _BERNOULLI, _CUMULATIVE = 0, 1, 2
 _FAMILIES = {CategoricalPart: _CATEGORICAL, BernoulliPart: _BERNOULLI,
              CumulativePart: _CUMULATIVE, BinnedPart: _CUMULATIVE}  # fmt: skip
 _INTS = ("code", "start", "end", "anchor", "prior")
+#: entries of the (address, size) table
+_TABLE = 2 * len(SLOTS)
 
 
 def has_callback(part: Part) -> bool:
@@ -217,7 +219,7 @@ def logp_callback():
         z = carray(z_, (dim,))
         out = carray(out_, (dim,))
         lp = carray(logp_, (1,))
-        tab = carray(user_data, (2 * 16,), np.uint64)
+        tab = carray(user_data, (_TABLE,), np.uint64)
         value, grad = _whitened(z, tab)
         lp[0] = value
         out[:] = grad
@@ -239,7 +241,7 @@ def expand_callback():
             return -1
         z = carray(z_, (dim,))
         out = carray(out_, (dim,))
-        tab = carray(user_data, (2 * 16,), np.uint64)
+        tab = carray(user_data, (_TABLE,), np.uint64)
         out[:] = _expanded(z, tab)
         return 0
 
