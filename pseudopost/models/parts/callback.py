@@ -49,7 +49,8 @@ from pseudopost.models.parts.bernoulli import BernoulliPart
 from pseudopost.models.parts.categorical import CategoricalPart
 from pseudopost.models.parts.cumulative import BinnedPart, CumulativePart
 
-__all__ = ["SLOTS", "callback_arrays", "expand_callback", "has_callback", "logp_callback"]
+__all__ = ["SLOTS", "callback_arrays", "expand_callback", "has_callback", "logp_callback", "table",
+           "whitened_logp"]
 
 #: the arrays the callback reads, in table order: the whitening (x0, L), the part's shape
 #: (``meta``: family code, dimension, offsets and sizes), the layout's compiled transforms,
@@ -86,6 +87,8 @@ def callback_arrays(
         raise ValueError(f"Part '{part.name}' ({type(part).__name__}) has no compiled callback.")
     family = _FAMILIES[type(part)]
     d = part.layout.size
+    if np.shape(x0) != (d,) or np.shape(L) != (d, d):
+        raise ValueError(f"Part '{part.name}': x0 and L must be ({d},) and ({d}, {d}).")
     rows = np.asarray(arrays["rows"], dtype=np.float64)
     p = part.p
     sparse = {k: arrays[k] for k in ("rows_ptr", "rows_col", "rows_val") if k in arrays}
@@ -109,8 +112,6 @@ def callback_arrays(
     encoded = dict(zip(SLOTS[3:11], part.layout.encoded, strict=True))
     out = {"x0": x0, "L": L, "meta": meta, **encoded, "ptr": sparse["rows_ptr"],
            "col": sparse["rows_col"], "val": sparse["rows_val"], "a": a, "b": b}  # fmt: skip
-    if np.shape(x0) != (d,) or np.shape(L) != (d, d):
-        raise ValueError(f"Part '{part.name}': x0 and L must be ({d},) and ({d}, {d}).")
     return {
         k: np.ascontiguousarray(out[k], dtype=np.int64 if k in _INTS else np.float64)
         for k in SLOTS
