@@ -165,6 +165,11 @@ class ColumnFeatures:
     def width(self) -> int:
         return len(self.names)
 
+    @property
+    def hat_names(self) -> list[str]:
+        """The names of the value's hat functions (none when it enters as value and hinges)."""
+        return self.names[len(self.indicator_names):] if self._hats and self._has_value else []
+
     def indicators(self, status: np.ndarray, values: np.ndarray) -> np.ndarray:
         """(n, w) one-hot indicators of the levels or statuses."""
         c = self.column
@@ -262,6 +267,21 @@ class Design:
     @property
     def width(self) -> int:
         return len(self.names)
+
+    def scale_centre(self, names: Sequence[str]) -> tuple[float, ...]:
+        r"""The centre :math:`z_0` of a location-scale part's log-spread design over the
+        predictors ``names`` (:mod:`pseudopost.models.parts.cumulative`, *Centred spread*): 1/h
+        on each of the h hat functions of a column among them, 0 on every other feature. A
+        column's hats and its status indicators sum to 1 on nearly every record, so without a
+        centre their coefficients in :math:`\gamma` trade against the cutpoints' scale along a
+        curved ridge; centred, that direction leaves the likelihood unchanged. Public: it
+        depends on the design's names only."""
+        names = list(names)
+        out = np.zeros(len(names))
+        for f in self.inputs:
+            at = [j for j, n in enumerate(names) if n in set(f.hat_names)]
+            out[at] = 1.0 / len(at) if at else 0.0
+        return tuple(float(v) for v in out)
 
     def matrix(self, states: Mapping[str, tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:
         """(n, width) design from each input's (status, values)."""

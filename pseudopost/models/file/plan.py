@@ -657,6 +657,8 @@ def _column_parts(
             options["scaled"] = False
             note = (f"{name}.value shift-only: about {counted[0]:.0f} values ({counted[1]}) for "
                     f"{len(preds)} predictor features, fewer than {SCALE_MIN_RECORDS} each")
+        if options.get("scaled") and preds:  # the log-spread's design centred (design module)
+            options["scale_centre"] = design.scale_centre(preds)
         part = make_part(choice.family, name, preds, name=f"{name}.value", **options)
         parts.append(PartPlan("value", part, inputs=inputs, left_out=left, note=note))
         if bin_points is not None:  # the grid point inside the drawn bin (bin_points module)

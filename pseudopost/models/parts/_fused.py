@@ -468,10 +468,14 @@ def _log1mexp_of_minus(gap):  # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True, error_model="numpy")  # a gap of 0: r = inf, log(0) = -inf
-def _cumulative_kernel(ptr, col, val, lev, cnt, cut, beta, gamma):  # pragma: no cover - compiled
+def _cumulative_kernel(ptr, col, val, lev, cnt, cut, beta, gamma, centre):  # pragma: no cover
     m = cut.shape[0]
     p = beta.shape[0]
     scaled = gamma.shape[0] > 0
+    # zeta = (z - centre)^T gamma: the centre's share, once
+    shift = 0.0
+    for j in range(gamma.shape[0]):
+        shift += centre[j] * gamma[j]
     # per inner level k (1..m-1): log(1 - e^{-gap}) and r = 1 / (e^{gap} - 1), gap = c_k - c_{k-1}
     # (shift only; with a scale the gap is (c_k - c_{k-1}) e^{-zeta}, per key)
     inner = np.zeros(m)
@@ -485,9 +489,10 @@ def _cumulative_kernel(ptr, col, val, lev, cnt, cut, beta, gamma):  # pragma: no
     gcut = np.zeros(m)
     gbeta = np.zeros(p)
     ggamma = np.zeros(gamma.shape[0])
+    gsum = 0.0
     for i in range(lev.shape[0]):
         eta = 0.0
-        zeta = 0.0
+        zeta = -shift
         for t in range(int(ptr[i]), int(ptr[i + 1])):
             eta += val[t] * beta[int(col[t])]
             if scaled:
@@ -525,26 +530,34 @@ def _cumulative_kernel(ptr, col, val, lev, cnt, cut, beta, gamma):  # pragma: no
             gcut[k - 1] += db * sc
         s = (da + db) * sc
         g = da * a + db * b  # d/dzeta = -(da a + db b)
+        gsum += g
         for t in range(int(ptr[i]), int(ptr[i + 1])):
             gbeta[int(col[t])] -= s * val[t]
             if scaled:
                 ggamma[int(col[t])] -= g * val[t]
+    for j in range(gamma.shape[0]):  # d zeta / d gamma_j = z_j - centre_j
+        ggamma[j] += gsum * centre[j]
     return ll, gcut, gbeta, ggamma
 
 
 def cumulative_loglik_grad(
-    rows, cnt, cut, beta, gamma=None, sparse=None
+    rows, cnt, cut, beta, gamma=None, sparse=None, centre=None
 ) -> tuple[float, np.ndarray, np.ndarray, np.ndarray]:
     r"""Weighted log-likelihood of the ordered logit over one level per key and its gradient
-    in the cutpoints, beta and gamma (the log-spread's coefficients; empty for a shift only)
+    in the cutpoints, beta and gamma (the log-spread's coefficients, on the design less
+    ``centre``: :math:`\zeta = (z - z_0)^\top\gamma`; empty for a shift only)
     (:mod:`pseudopost.models.parts.cumulative`), in one Numba pass over the keys: ``rows``
     (U, p + 1) the design rows with the level appended, ``cnt`` (U) the weights; ``sparse`` the
     design's non-zeros (:func:`sparse_rows` of ``rows[:, :p]``)."""
     p = rows.shape[1] - 1
     ptr, col, val = _sparse(rows[:, :p], sparse)
     gamma = np.zeros(0) if gamma is None else gamma
+    centre = np.zeros(gamma.shape[0]) if centre is None else centre
+    if np.shape(centre) != np.shape(gamma):
+        raise ValueError(f"centre must have gamma's shape {np.shape(gamma)}. Got {np.shape(centre)}.")
     return _cumulative_kernel(
         ptr, col, val, np.ascontiguousarray(rows[:, p], dtype=np.float64),
         np.ascontiguousarray(cnt, dtype=np.float64), np.ascontiguousarray(cut, dtype=np.float64),
         np.ascontiguousarray(beta, dtype=np.float64), np.ascontiguousarray(gamma, dtype=np.float64),
+        np.ascontiguousarray(centre, dtype=np.float64),
     )  # fmt: skip

@@ -54,9 +54,11 @@ __all__ = ["SLOTS", "callback_arrays", "expand_callback", "has_callback", "logp_
 
 #: the arrays the callback reads, in table order: the whitening (x0, L), the part's shape
 #: (``meta``: family code, dimension, offsets and sizes), the layout's compiled transforms,
-#: the design's non-zeros and the family's statistics (``a``, ``b``)
+#: the design's non-zeros, the family's statistics (``a``, ``b``) and the log-spread design's
+#: centre (a location-scale cumulative part's :attr:`~pseudopost.models.parts.cumulative.
+#: CumulativePart.scale_centre`; one unused entry otherwise)
 SLOTS = ("x0", "L", "meta", "code", "start", "end", "anchor", "prior", "const", "p1", "p2",
-         "ptr", "col", "val", "a", "b")  # fmt: skip
+         "ptr", "col", "val", "a", "b", "centre")  # fmt: skip
 #: family codes of ``meta[0]``
 _CATEGORICAL, _BERNOULLI, _CUMULATIVE = 0, 1, 2
 _FAMILIES = {CategoricalPart: _CATEGORICAL, BernoulliPart: _BERNOULLI,
@@ -99,19 +101,23 @@ def callback_arrays(
         a, b = counts, np.zeros(1)
         first, second, third = _offset(part, "intercept"), _offset(part, "beta"), (0, 0)
         shape = (counts.shape[0], counts.shape[1])
+        centre = np.zeros(1)
     elif family == _BERNOULLI:
         a, b = arrays["w"], arrays["wy"]
         first, second, third = _offset(part, "intercept"), _offset(part, "beta"), (0, 0)
         shape = (np.size(a), 1)
+        centre = np.zeros(1)
     else:
         a, b = rows[:, p], arrays["w"]
         first, second = _offset(part, "cutpoints"), _offset(part, "beta")
         third = _offset(part, "gamma")
         shape = (np.size(b), part.n_levels)
+        centre = part.centre if part.has_scale else np.zeros(1)
     meta = np.array([family, d, *first, *second, *third, *shape, p], dtype=np.float64)
     encoded = dict(zip(SLOTS[3:11], part.layout.encoded, strict=True))
     out = {"x0": x0, "L": L, "meta": meta, **encoded, "ptr": sparse["rows_ptr"],
-           "col": sparse["rows_col"], "val": sparse["rows_val"], "a": a, "b": b}  # fmt: skip
+           "col": sparse["rows_col"], "val": sparse["rows_val"], "a": a, "b": b,
+           "centre": centre}  # fmt: skip
     return {
         k: np.ascontiguousarray(out[k], dtype=np.int64 if k in _INTS else np.float64)
         for k in SLOTS
@@ -151,7 +157,7 @@ def _whitened(z, tab):  # pragma: no cover - compiled
     anchor, prior = _slot(tab, 6, np.int64), _slot(tab, 7, np.int64)
     const, p1, p2 = _slot(tab, 8, f), _slot(tab, 9, f), _slot(tab, 10, f)
     ptr, col, val = _slot(tab, 11, f), _slot(tab, 12, f), _slot(tab, 13, f)
-    a, b = _slot(tab, 14, f), _slot(tab, 15, f)
+    a, b, centre = _slot(tab, 14, f), _slot(tab, 15, f), _slot(tab, 16, f)
     d = z.shape[0]
     Lm = L.reshape((d, d))
     x = x0 + Lm @ z
@@ -179,7 +185,7 @@ def _whitened(z, tab):  # pragma: no cover - compiled
         beta = v[o2 : o2 + n2].copy() if n2 > 0 else np.zeros(p)
         gamma = v[o3 : o3 + n3].copy()
         ll, gc, gb, gg = _cumulative_kernel(ptr, col, val, a, b, v[o1 : o1 + n1].copy(), beta,
-                                            gamma)  # fmt: skip
+                                            gamma, centre[:n3])  # fmt: skip
         g[o1 : o1 + n1] = gc
         if n2 > 0:
             g[o2 : o2 + n2] = gb

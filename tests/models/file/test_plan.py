@@ -127,6 +127,29 @@ def test_knots_on_a_public_support_enter_as_hat_functions(frame):
     assert np.linalg.matrix_rank(hats) == 3
 
 
+def test_location_scale_parts_centre_the_spread_on_the_hats(frame):
+    """A location-scale value part's log-spread design is centred at 1/h on each of a column's
+    h hat functions (0 elsewhere), so along the hats' sum, 1 past the first knot, the spread
+    no longer trades against the cutpoints' scale; the centre comes from the names alone."""
+    grid = {"age": {"step": 1, "bounds": [16, 80]}, "hours": {"step": 1, "bounds": [0, 99]}}
+    plan = _by_name(_plan(frame, grid=grid, knots={"age": [20, 48]}))
+    value = next(pp.part for pp in plan["hours"].parts if pp.role == "value")
+    assert value.family == "cumulative" and value.has_scale
+    names = list(value.predictors)
+    hats = [names.index(n) for n in ("age@20", "age@48", "age@high")]
+    expected = np.zeros(len(names))
+    expected[hats] = 1 / 3
+    np.testing.assert_allclose(value.centre, expected)
+    assert plan["hours"].design.scale_centre(names) == value.scale_centre
+    # a design without hats has no centre to take
+    assert not any(_by_name(_plan(frame, grid=grid))["hours"].design.scale_centre(names))
+    states = {c: (p.column.status, p.column.values) for c, p in plan.items()}
+    design = plan["hours"].design
+    X = design.matrix(states, len(frame))[:, [design.names.index(n) for n in names]]
+    past = (frame.age >= 20).to_numpy()
+    np.testing.assert_allclose((X - value.centre)[past][:, hats].sum(axis=1), 0.0, atol=1e-12)
+
+
 def test_knots_at_or_beyond_a_public_supports_ends_add_no_hat(frame):
     """A declared knot at or past an end of the public support (a codebook's band edge beyond
     a declared range) would be a hinge that is linear or zero there: as hat functions it adds

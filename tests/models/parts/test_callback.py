@@ -24,6 +24,8 @@ CASES = [
     ("bernoulli", [], {}),
     ("cumulative", ["a", "b"], {"n_levels": 6}),
     ("cumulative", ["a", "b", "c"], {"n_levels": 5, "scaled": True}),
+    ("cumulative", ["a", "b", "c"], {"n_levels": 5, "scaled": True,
+                                     "scale_centre": (0.5, 0.25, -0.5)}),
     ("cumulative", [], {"n_levels": 4}),
     ("binned", ["a"], {"n_levels": 4, "log_widths": (0.0, 1.0, 0.5, 2.0)}),
 ]

@@ -3,7 +3,8 @@ location-scale: its weighted log density and gradient against an ungrouped SciPy
 with its own prior, its exact Hessian against differences of its gradient, per-record
 log-likelihood against SciPy, sparse statistics that add over blocks, synthesis by bisection
 equal to the ordinal part's inversion (shift only) and to the location-scale distribution, and
-a fit that recovers a known spread effect."""
+a fit that recovers a known spread effect. The centred spread (``scale_centre``) in every check
+of the location-scale part, and as the reparametrisation it is."""
 
 from __future__ import annotations
 
@@ -34,11 +35,12 @@ def case():
     return part, data, w
 
 
-def _scipy_loglik(params, y, X):
-    """log[F((c_k - eta) s) - F((c_{k-1} - eta) s)], s = exp(-x'gamma) (1 without gamma)."""
+def _scipy_loglik(params, y, X, centre=0.0):
+    """log[F((c_k - eta) s) - F((c_{k-1} - eta) s)], s = exp(-(x - centre)'gamma) (1 without
+    gamma)."""
     c = np.concatenate([[-np.inf], params["cutpoints"], [np.inf]])
     eta = X @ params["beta"]
-    s = np.exp(-(X @ params["gamma"])) if "gamma" in params else 1.0
+    s = np.exp(-((X - centre) @ params["gamma"])) if "gamma" in params else 1.0
     k = y.astype(int)
     return np.log(stats.logistic.cdf((c[k + 1] - eta) * s) - stats.logistic.cdf((c[k] - eta) * s))
 
@@ -46,7 +48,7 @@ def _scipy_loglik(params, y, X):
 def _scipy_density(part, data, w, x):
     v = part.layout.unpack(x)
     act = data.active
-    ll = w[act] @ _scipy_loglik(v, data.y[act], data.X[act])
+    ll = w[act] @ _scipy_loglik(v, data.y[act], data.X[act], part.centre)
     s = part.prior_scale
     centres = special.logit(np.arange(1, K) / K)  # equal probabilities of the K points
     prior = stats.norm.logpdf(v["cutpoints"], centres, part.cut_scale * s).sum()
@@ -57,7 +59,17 @@ def _scipy_density(part, data, w, x):
     return ll + prior + x[: K - 1].sum() - x[a]  # the log-Jacobian of the gaps
 
 
-SCALED = pytest.mark.parametrize("scaled", [False, True], ids=["shift", "location-scale"])
+SCALED = pytest.mark.parametrize("scaled", [False, True, "centred"],
+                                 ids=["shift", "location-scale", "centred"])
+#: a centre of the log-spread's design (scale_centre) for the "centred" cases
+CENTRE = (0.5, -0.3)
+
+
+def _make(scaled, **kw):
+    """The case's cumulative part: shift only, location-scale, or location-scale centred."""
+    centre = {"scale_centre": CENTRE} if scaled == "centred" else {}
+    return make_part("cumulative", "y", ["a", "b"], n_levels=K, scaled=bool(scaled), **centre,
+                     **kw)  # fmt: skip
 
 
 @SCALED
@@ -65,23 +77,28 @@ SCALED = pytest.mark.parametrize("scaled", [False, True], ids=["shift", "locatio
 def test_density_and_gradient_equal_scipy_ungrouped(case, fused, scaled):
     part, data, w = case
     assert isinstance(part, CumulativePart) and part.layout.size == K - 1 + 2
-    part = make_part("cumulative", "y", ["a", "b"], n_levels=K, fused=fused, scaled=scaled)
+    part = _make(scaled, fused=fused)
     assert part.layout.names == ["cutpoints", "beta", "gamma"][: 3 if scaled else 2]
     density = part.log_density(part.statistics(data, w))
     rng = np.random.default_rng(2)
     for _ in range(5):
         x = part.initial_point(0) + rng.normal(scale=0.5, size=part.layout.size)
         v, g = density.logp_grad(x)
-        assert v == pytest.approx(_scipy_density(part, data, w, x), rel=1e-12, abs=1e-9)
-        num = np.array([(_scipy_density(part, data, w, x + h) - _scipy_density(part, data, w, x - h))
-                        / 2e-6 for h in 1e-6 * np.eye(x.size)])  # fmt: skip
+        assert v == pytest.approx(_scipy_density(part, data, w, x), rel=1e-11, abs=1e-9)
+        # the gradient against differences of the density, which equals SciPy's at every x
+        # (SciPy's difference of CDFs loses digits where both are near 1: its own differences
+        # are off by 5e-3 at a centred case's values)
+        num = np.array([(density.logp_grad(x + h)[0] - density.logp_grad(x - h)[0]) / 2e-6
+                        for h in 1e-6 * np.eye(x.size)])  # fmt: skip
+        assert density.logp_grad(x + 1e-6)[0] == pytest.approx(
+            _scipy_density(part, data, w, x + 1e-6), rel=1e-11, abs=1e-9)
         np.testing.assert_allclose(g, num, rtol=1e-5, atol=1e-5)
 
 
 @SCALED
 def test_exact_hessian_equals_differences_of_the_gradient(case, scaled):
     part, data, w = case
-    part = make_part("cumulative", "y", ["a", "b"], n_levels=K, fused=False, scaled=scaled)
+    part = _make(scaled, fused=False)
     density = part.log_density(part.statistics(data, w))
     x = part.initial_point(0) + np.random.default_rng(3).normal(scale=0.4, size=part.layout.size)
     H = density.hessian(x)
@@ -112,7 +129,7 @@ def test_likelihood_is_the_ordinal_parts(case):
 @SCALED
 def test_per_record_loglik_equals_scipy(case, scaled):
     part, data, _ = case
-    part = make_part("cumulative", "y", ["a", "b"], n_levels=K, scaled=scaled)
+    part = _make(scaled)
     rng = np.random.default_rng(4)
     x = part.initial_point(0) + rng.normal(scale=0.3, size=(4, part.layout.size))
     draws = part.layout.unpack(x)
@@ -120,8 +137,8 @@ def test_per_record_loglik_equals_scipy(case, scaled):
     act = data.active
     for m in range(4):
         v = {k: d[m] for k, d in draws.items()}
-        np.testing.assert_allclose(F[m, act], _scipy_loglik(v, data.y[act], data.X[act]),
-                                   rtol=1e-11)  # fmt: skip
+        np.testing.assert_allclose(F[m, act], _scipy_loglik(v, data.y[act], data.X[act],
+                                                            part.centre), rtol=1e-11)  # fmt: skip
         assert (F[m, ~act] == 0).all()
 
 
@@ -220,6 +237,34 @@ def test_prior_centres_span_log_k_whatever_k():
         assert c[-1] == pytest.approx(np.log(k - 1)) and c[0] == pytest.approx(-c[-1])
     with pytest.raises(NotImplementedError, match="No ready model"):
         ready_model(make_part("cumulative", "y", (), n_levels=3))
+
+
+@pytest.mark.parametrize("fused", [False, True], ids=["numpy", "numba"])
+def test_centred_spread_is_a_reparametrisation(case, fused):
+    """zeta = (z - z0)'gamma: the centred part at (c, beta, gamma) has the uncentred part's
+    likelihood at (c e^{z0'gamma}, beta e^{z0'gamma}, gamma), per record and summed; its draws
+    by inversion are the uncentred part's at those values; a centre of the wrong length is
+    refused."""
+    _, data, w = case
+    centred, plain = _make("centred", fused=fused), _make(True, fused=fused)
+    rng = np.random.default_rng(8)
+    v = centred.layout.unpack(centred.initial_point(0) + rng.normal(scale=0.4, size=K + 3))
+    e = np.exp(np.asarray(CENTRE) @ v["gamma"])
+    assert abs(np.log(e)) > 0.05  # the centre matters at these values
+    u = {"cutpoints": v["cutpoints"] * e, "beta": v["beta"] * e, "gamma": v["gamma"]}
+    a = centred.statistics(data, w).arrays
+    if fused:
+        a = {**a, **centred.derived(a)}
+    assert centred._loglik_grad(v, a)[0] == pytest.approx(plain._loglik_grad(u, a)[0],
+                                                          rel=1e-12)  # fmt: skip
+    one = {k: x[None] for k, x in v.items()}
+    np.testing.assert_allclose(centred.loglik(one, data),
+                               plain.loglik({k: x[None] for k, x in u.items()}, data),
+                               rtol=1e-11, atol=1e-12)  # fmt: skip
+    X, q = data.X[data.active], rng.uniform(size=int(data.active.sum()))
+    np.testing.assert_array_equal(centred.sample(v, X, q), plain.sample(u, X, q))
+    with pytest.raises(ValueError, match="scale_centre must hold 2 finite values"):
+        make_part("cumulative", "y", ["a", "b"], n_levels=K, scaled=True, scale_centre=(1.0,))
 
 
 def test_no_gamma_without_predictors():
