@@ -67,11 +67,12 @@ three-term :math:`\log P`, same gradient and exact Hessian):
   record (:meth:`Design.scale_centre <pseudopost.models.file.design.Design.scale_centre>`),
   so uncentred, :math:`(c, \beta, \gamma) \to (e^g c, e^g \beta, \gamma + g v)` along
   that combination v barely changes the likelihood: a curved ridge that a Laplace whitening
-  cannot straighten, where short-tree NUTS runs got stuck and were drawn twice (CPS 1991's
-  age, family income and earnings parts, R-hat 1.05-1.08, least bulk ESS 19-34 of 500 after
-  two runs). With :math:`z_0` at 1/h on each of a column's h hats, v leaves the likelihood
-  unchanged and is left to its prior; those parts mixed in one short-tree run (least bulk
-  ESS 59-160).
+  cannot straighten, where short-tree NUTS runs got stuck and were drawn twice. With
+  :math:`z_0` at 1/h on each of a column's h hats, v leaves the likelihood unchanged and is
+  left to its prior: in CPS 1991's whole-file fit (seed 1) the age and family income parts,
+  drawn twice without mixing before (R-hat 1.05-1.06, least bulk ESS 32-34 of 500), mix in
+  one short-tree run; its near-deterministic parts (experience, non-wife income) do not
+  mix either way.
 * **Inversion** by bisection: the smallest k with :math:`c_k \ge \eta + e^{\zeta}
   \mathrm{logit}(u)` (equivalently :math:`\sigma((c_k - \eta) e^{-\zeta}) \ge u`),
   :math:`O(\log K)` per record.
