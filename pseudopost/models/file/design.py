@@ -279,8 +279,10 @@ class Design:
         names = list(names)
         out = np.zeros(len(names))
         for f in self.inputs:
-            at = [j for j, n in enumerate(names) if n in set(f.hat_names)]
-            out[at] = 1.0 / len(at) if at else 0.0
+            hats = set(f.hat_names)
+            at = [j for j, n in enumerate(names) if n in hats]
+            if at:
+                out[at] = 1.0 / len(at)
         return tuple(float(v) for v in out)
 
     def matrix(self, states: Mapping[str, tuple[np.ndarray, np.ndarray]], n: int) -> np.ndarray:

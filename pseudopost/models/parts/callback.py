@@ -96,23 +96,23 @@ def callback_arrays(
     sparse = {k: arrays[k] for k in ("rows_ptr", "rows_col", "rows_val") if k in arrays}
     if len(sparse) < 3:
         sparse = sparse_rows(rows[:, :p])
+    centre = np.zeros(1)  # read by the location-scale cumulative family only
     if family == _CATEGORICAL:
         counts = np.asarray(arrays["counts"], dtype=np.float64)
         a, b = counts, np.zeros(1)
         first, second, third = _offset(part, "intercept"), _offset(part, "beta"), (0, 0)
         shape = (counts.shape[0], counts.shape[1])
-        centre = np.zeros(1)
     elif family == _BERNOULLI:
         a, b = arrays["w"], arrays["wy"]
         first, second, third = _offset(part, "intercept"), _offset(part, "beta"), (0, 0)
         shape = (np.size(a), 1)
-        centre = np.zeros(1)
     else:
         a, b = rows[:, p], arrays["w"]
         first, second = _offset(part, "cutpoints"), _offset(part, "beta")
         third = _offset(part, "gamma")
         shape = (np.size(b), part.n_levels)
-        centre = part.centre if part.has_scale else np.zeros(1)
+        if part.has_scale:
+            centre = part.centre
     meta = np.array([family, d, *first, *second, *third, *shape, p], dtype=np.float64)
     encoded = dict(zip(SLOTS[3:11], part.layout.encoded, strict=True))
     out = {"x0": x0, "L": L, "meta": meta, **encoded, "ptr": sparse["rows_ptr"],
