@@ -65,6 +65,7 @@ from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPoster
 from pseudopost.mechanisms.pseudo_posterior.core import (
     FILE_CHAINS,
     FILE_DRAWS,
+    FILE_PART_RAKE,
     FILE_RAKE_MIN_WEIGHT,
     FILE_RISK_FIT,
     FILE_TUNE,
@@ -92,6 +93,8 @@ WEIGHT_FLOOR = FILE_WEIGHT_FLOOR
 #: default smallest total weight of :func:`synthesize`'s raking (:func:`~pseudopost.risk.
 #: weights.level_rake`)
 RAKE_MIN_WEIGHT = FILE_RAKE_MIN_WEIGHT
+#: default part raking of :func:`synthesize` (see :func:`~pseudopost.risk.weights.part_rake`)
+PART_RAKE = FILE_PART_RAKE
 #: default sampling of every part (see :func:`synthesize`'s ``draws``)
 DRAWS, TUNE, CHAINS = FILE_DRAWS, FILE_TUNE, FILE_CHAINS
 
@@ -342,6 +345,7 @@ def synthesize(
     shift: float = 0.0,
     weight_floor: float = WEIGHT_FLOOR,
     rake_min_weight: float | None = RAKE_MIN_WEIGHT,
+    part_rake: bool = PART_RAKE,
     floor_cost: bool = False,
     target_epsilon: float | None = None,
     risk_fit: str = FILE_RISK_FIT,
@@ -491,6 +495,16 @@ def synthesize(
         total (Adult: about 2,000 of 39,074 records, epsilon 56.8 -> 14.2, the weighted
         release's CI overlap 0.652 -> 0.218); ``result.datatree["privacy"].attrs`` has the
         totals (``weight_total_before_rake``, ``weight_total``).
+    part_rake
+        Give each categorical, status and heap part, and each value part over at most 20
+        points (a 0/1 or 0-7 answer), its own weights, the record weights lowered (never
+        raised) inside that part alone so that its weighted level shares are the data's
+        (default True; :func:`~pseudopost.risk.weights.part_rake`). The risk weights move the
+        margins towards the typical records: without it the weighted SLID release has wages
+        for 46 % of its records against the data's 56 %. Each part loses only its own levels'
+        spread of weights (unlike ``rake_min_weight``, which lowers one weight per record for
+        every part at once), and the accountant bounds each record's term of that pseudo
+        likelihood, :math:`\alpha_i \max_m |\sum_q r_{iq} f_q|`.
     risk_fit
         How the risk step draws the unweighted posterior whose log-likelihoods score each
         record's risk: ``"laplace"`` (default: each part's Laplace approximation,
@@ -630,6 +644,7 @@ def synthesize(
         risk_fit=risk_fit,
         weighted_fit=weighted_fit,
         rake_min_weight=rake_min_weight,
+        part_rake=part_rake,
     )
     result = mechanism.fit(
         data, draws=draws, tune=tune, chains=chains, seed=fit_seed, progress=progress

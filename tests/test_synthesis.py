@@ -349,6 +349,54 @@ def test_raking_restores_the_level_shares_and_lowers_epsilon():
         synthesize(frame, rake_min_weight=-1, **kw)
 
 
+def test_part_rake_keeps_each_level_part_s_shares_and_accounts_its_factors():
+    """The risk weights move a categorical column's weighted shares (its rare level's records
+    are the riskiest); with part raking (the default) the column's part gets its own weights
+    alpha * r whose shares are the data's, so its posterior mean shares are the data's
+    within the posterior's sd, while without raking the rare level is far below. The
+    accountant's epsilon is each record's term with its parts' factors: replayed by hand
+    from the saved draws, weights and factors, it is the fit's to the last digit."""
+    from pseudopost.fitting.columns import file_part_data
+    from pseudopost.models.loglik import stack_draws
+    from pseudopost.privacy.kernels.parts import PartAccountant
+
+    rng = np.random.default_rng(11)
+    n = 2000
+    g = rng.choice(["common", "mid", "rare"], n, p=[0.7, 0.22, 0.08])
+    frame = pd.DataFrame({"g": g, "x": np.round(rng.normal(np.where(g == "rare", 5, 0), 1), 1)})
+    kw = {"draws": 100, "tune": 60, "chains": 1, "seed": 2}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plain = synthesize(frame, part_rake=False, **kw)
+        raked = synthesize(frame, **kw)
+    t = np.mean(g == "rare")
+    weights = raked.result.datatree["weights"]
+    alpha = weights["alpha"].to_numpy()
+    r = weights["part_factor"].sel(raked_part="g").to_numpy()
+    w = alpha * r
+    assert np.all((r > 0) & (r <= 1)) and w[g == "rare"].sum() / w.sum() == pytest.approx(t)
+    sd = np.sqrt(t * (1 - t) / w.sum())
+    plain_mean, raked_mean = (
+        o.result.datatree["posterior"]["g::p"].mean(("chain", "draw")).to_numpy()
+        for o in (plain, raked)
+    )
+    assert abs(raked_mean[2] - t) < 3 * sd  # levels in sorted order: rare last
+    assert plain_mean[2] < t - 2.5 * sd
+    assert raked.result.datatree["privacy"].attrs["raked_parts"] >= 1
+    assert "part_factor" not in plain.result.datatree["weights"]
+    # the accountant, replayed
+    model, prepared = raked.model, raked.result.prepared
+    parts, data = file_part_data(model, prepared)
+    factors = {str(k): weights["part_factor"].sel(raked_part=k).to_numpy()
+               for k in weights["raked_part"].values}  # fmt: skip
+    acc = PartAccountant(parts, data).with_factors(factors)
+    draws = stack_draws(raked.result.datatree["posterior"].to_dataset(), acc.free_names)
+    lip = alpha * acc.reduce_abs(draws, alpha).per_record
+    assert 2 * lip.max() == raked.epsilon
+    plain_lip = alpha * PartAccountant(parts, data).reduce_abs(draws, alpha).per_record
+    assert not np.array_equal(lip, plain_lip)  # the factors enter the bound
+
+
 # ---------------------------------------------------------------------- threads and SPSS
 def test_same_seed_same_file_whatever_the_number_of_threads(small):
     frame = small.assign(g=small.g.where(small.index % 7 != 0, None))

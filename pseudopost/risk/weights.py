@@ -38,6 +38,7 @@ __all__ = [
     "level_floor",
     "level_rake",
     "normalise_risk",
+    "part_rake",
     "risk_summary",
     "risk_weights",
     "weights_from_risk",
@@ -314,6 +315,66 @@ def level_rake(
                 return out
         if worst <= tol:
             return out
+    return out
+
+
+def part_rake(
+    alpha: np.ndarray,
+    groups: Mapping[str, np.ndarray],
+) -> dict[str, np.ndarray]:
+    r"""Per part, the factors :math:`r_{iq} \in (0, 1]` that lower (never raise) the record
+    weights inside that part alone so that its weighted level shares are the data's.
+
+    The risk weights move a categorical part's margins: the records of a typical level keep
+    weights near 1 while a rarer or riskier level's lose weight, so level k's weighted share
+    :math:`s_k = \sum_{g_i=k}\alpha_i / \sum_i\alpha_i` leaves its share :math:`t_k = n_k/n`
+    in the data, and the synthetic margins follow (SLID, weighted: wages present for 46 %
+    of the synthetic records against 56 % of the real ones). :func:`level_rake` restores the
+    shares with one weight per record for every part at once, which takes the total weight
+    far down (Adult: to 6 %). Here each part q (a grouping: record i's level
+    :math:`g_{iq}`, -1 where the part is not active) gets its own factors,
+
+    .. math::
+        r_{iq} = \frac{m_{q, g_{iq}}}{\max_j m_{qj}}, \qquad m_{qk} = t_k / s_k,
+
+    1 where the part is not active, so that the part's weights :math:`\alpha_i r_{iq}` give
+    every level its share in the data exactly (one step is exact for a single grouping), and
+    the part's weights fall only by the ratio of its own levels. The pseudo likelihood is then
+    :math:`\prod_i\prod_q p_q(x_i \mid \theta_q)^{\alpha_i r_{iq}}`, and record i's term in
+    it, :math:`\alpha_i\sum_q r_{iq} f_q(x_i)`, is what the accountant bounds
+    (:class:`~pseudopost.privacy.kernels.parts.PartAccountant`, ``factors``). Like the weights
+    themselves the factors are a function of the data that spends no separate budget; the
+    local epsilon is measured given them.
+
+    Parameters
+    ----------
+    alpha
+        Record weights in [0, 1].
+    groups
+        Part name -> integer level array (n,), -1 where the part has no level.
+
+    Returns
+    -------
+    dict
+        Part name -> factors (n,) in (0, 1] (new arrays), for the groupings with at least two
+        levels of positive weight; the others are left out (factor 1).
+    """
+    if not isinstance(groups, Mapping):
+        raise TypeError(f"'groups' must map part names to level arrays; got {type(groups).__name__}.")
+    a, _, coded = _checked(alpha, groups, 0.0, "floor")
+    names = [k for k, g in groups.items() if np.any(np.asarray(g) >= 0)]
+    out = {}
+    for name, (g, on) in zip(names, coded, strict=True):
+        n_k, s_k = _level_totals(a, g, on)
+        ok = (n_k > 0) & (s_k > 0)
+        if np.count_nonzero(ok) < 2:
+            continue
+        m = np.ones(n_k.size)
+        m[ok] = (n_k[ok] / n_k[ok].sum()) / (s_k[ok] / s_k[ok].sum())
+        m = m / m[ok].max()
+        factor = np.ones(a.size)
+        factor[on] = m[g[on]]
+        out[name] = factor
     return out
 
 

@@ -266,3 +266,61 @@ def test_bad_input_is_refused():
         acc.reduce_abs(draws, np.ones(50), lower=np.zeros(50))
     assert acc.fused and acc.n == 50
     assert set(acc.free_names) == set(draws)
+
+
+def brute_parts(parts, data, draws):
+    """Per part, the (M, n) matrix of its term of the record log-likelihood (0 where inactive)."""
+    return {p.name: brute([p], [d], draws) for p, d in zip(parts, data, strict=True)}
+
+
+@pytest.mark.parametrize("dense", [True, False], ids=["numpy", "numba"])
+@pytest.mark.parametrize("seed", range(3))
+def test_factors_weight_each_part_s_term(seed, dense):
+    r"""With factors :math:`r_{iq}`, the record function is :math:`\sum_q r_{iq} f_q(x_i)`:
+    against the parts' SciPy terms weighted by hand, on both paths; every reduction and the
+    matrix itself. The accountant without factors is unchanged."""
+    parts, data, draws = random_file(seed)
+    n = data[0].n
+    rng = np.random.default_rng(100 + seed)
+    named = [p.name for p in parts[::2]] + [parts[-1].name]  # status and value parts
+    factors = {k: rng.uniform(0.2, 1.0, n) for k in named}
+    factors[named[0]][::5] = 1.0  # some records at exactly 1
+    terms = brute_parts(parts, data, draws)
+    F = sum(terms[p.name] * factors.get(p.name, 1.0) for p in parts)
+    c = rng.uniform(0, 1, n)
+    plain = PartAccountant(parts, data, dense=dense)
+    acc = plain.with_factors(factors)
+    per_record, per_draw, sums = reductions(F, c)
+    red = acc.reduce_abs(draws, c)
+    np.testing.assert_allclose(red.per_record, per_record, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(red.per_draw, per_draw, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(acc.reduce_sum(draws, c), sums, rtol=1e-11, atol=1e-9)
+    np.testing.assert_allclose(acc(draws), F, rtol=1e-12, atol=1e-12)
+    # the original object keeps the plain sum; ones give it bit for bit
+    F0 = brute(parts, data, draws)
+    np.testing.assert_allclose(plain(draws), F0, rtol=1e-12, atol=1e-12)
+    ones = plain.with_factors({k: np.ones(n) for k in named})
+    np.testing.assert_array_equal(ones.reduce_abs(draws, c).per_record,
+                                  plain.reduce_abs(draws, c).per_record)  # fmt: skip
+    np.testing.assert_array_equal(ones.reduce_sum(draws, c), plain.reduce_sum(draws, c))
+    assert set(acc.factors) == set(named) and not plain.factors
+
+
+def test_factors_numpy_and_numba_paths_agree_and_bad_factors_are_refused():
+    parts, data, draws = random_file(7, n=300, m=20)
+    n = data[0].n
+    factors = {parts[1].name: np.linspace(0.1, 1.0, n), parts[4].name: np.full(n, 0.5)}
+    a = PartAccountant(parts, data, dense=True).with_factors(factors)
+    b = PartAccountant(parts, data, dense=False).with_factors(factors)
+    c = np.linspace(0.0, 1.0, n)
+    np.testing.assert_allclose(a.reduce_abs(draws, c).per_record,
+                               b.reduce_abs(draws, c).per_record, rtol=1e-13)  # fmt: skip
+    np.testing.assert_allclose(a.reduce_abs(draws, c).per_draw,
+                               b.reduce_abs(draws, c).per_draw, rtol=1e-13)  # fmt: skip
+    acc = PartAccountant(parts, data)
+    with pytest.raises(ValueError, match="does not have"):
+        acc.with_factors({"nope": np.ones(n)})
+    with pytest.raises(ValueError, match=f"part '{parts[1].name}'.*{n} finite values >= 0"):
+        acc.with_factors({parts[1].name: np.ones(n - 1)})
+    with pytest.raises(ValueError, match=">= 0"):
+        acc.with_factors({parts[1].name: -np.ones(n)})

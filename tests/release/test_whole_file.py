@@ -290,9 +290,20 @@ def test_declared_bounds_cost_nothing_and_none_is_flagged(tmp_path):
 
 
 def test_account_recomputes_the_epsilon(released):
+    """The replay agrees to 1e-9; it reads the raked parts' factors saved in fit.nc (part
+    raking is on by default, and a status part's factors are below 1)."""
+    import xarray as xr
+
     _, outcome = released
     acc = account_release(outcome.out)
     assert acc.agrees, (acc.epsilon, acc.saved_epsilon)
+    p = json.loads((outcome.out / "privacy.json").read_text())
+    assert p["raked_parts"] >= 1
+    tree = xr.open_datatree(outcome.out / "fit.nc")
+    factor = tree["weights"]["part_factor"].load()
+    tree.close()
+    assert factor.sizes["raked_part"] == p["raked_parts"]
+    assert float(factor.min()) < 1.0
 
 
 def test_spec_errors_name_the_declaration(tmp_path):

@@ -133,3 +133,42 @@ def test_level_rake_stops_within_the_posterior_noise():
     np.testing.assert_array_equal(level_rake(fair, [g, h], keep=0.0, noise=1.0), fair)
     with pytest.raises(ValueError, match="'noise' must be a number >= 0"):
         level_rake(alpha, [g], keep=0.0, noise=-1.0)
+
+
+def test_part_rake_gives_each_part_the_data_shares_by_its_own_factors():
+    """Per grouping alone: the part's weights alpha * r restore its level shares exactly, no
+    factor exceeds 1 (weights never rise), the most under-represented level keeps factor 1,
+    inactive records keep 1, the input is not changed, and a grouping with one weighted level
+    needs no factor; shares computed by hand."""
+    from pseudopost.risk.weights import part_rake
+
+    rng = np.random.default_rng(3)
+    n = 800
+    g = rng.choice(3, n, p=[0.6, 0.3, 0.1])
+    h = np.where(rng.random(n) < 0.3, -1, rng.choice(2, n))  # inactive for 30 % of records
+    one = np.where(rng.random(n) < 0.5, 0, -1)  # a single level
+    alpha = np.clip(np.where(g == 0, 0.95, np.where(g == 1, 0.6, 0.3)) + rng.normal(0, 0.05, n),
+                    0, 1)  # fmt: skip
+    alpha[:5] = 0.0
+    before = alpha.copy()
+    factors = part_rake(alpha, {"g": g, "h": h, "one": one})
+    np.testing.assert_array_equal(alpha, before)
+    assert set(factors) == {"g", "h"}
+    for name, grouping in (("g", g), ("h", h)):
+        r = factors[name]
+        assert np.all((r > 0) & (r <= 1.0))
+        w = alpha * r
+        on = grouping >= 0
+        for k in np.unique(grouping[on]):
+            share = w[grouping == k].sum() / w[on].sum()
+            assert share == pytest.approx(np.mean(grouping[on] == k), rel=1e-12)
+        np.testing.assert_array_equal(r[~on], 1.0)
+    # the scale-setting level of g is its most under-represented one: level 2 (weights 0.3)
+    np.testing.assert_array_equal(factors["g"][g == 2], 1.0)
+    ratio = (np.bincount(g) / n) / (np.bincount(g, weights=alpha) / alpha.sum())
+    np.testing.assert_allclose(factors["g"][g == 0], ratio[0] / ratio.max(), rtol=1e-12)
+    assert part_rake(alpha, {}) == {}
+    with pytest.raises(TypeError, match="map part names"):
+        part_rake(alpha, [g])
+    with pytest.raises(ValueError, match="one level per record"):
+        part_rake(alpha, {"g": g[:-1]})

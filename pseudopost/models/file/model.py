@@ -182,14 +182,22 @@ class FileModel(SynthModel):
                 for pp, d in zip(p.parts, column_data(p, X), strict=True):
                     yield pp.part, d
 
-    def level_groups(self, prepared: Prepared) -> dict[str, np.ndarray]:
-        """Per level or status part, each record's level (-1 where the part is not active): the
-        groups whose shares a weight floor keeps (:func:`pseudopost.risk.weights.level_floor`)."""
+    def level_groups(self, prepared: Prepared, *, values: int = 0) -> dict[str, np.ndarray]:
+        """Per level, status or heap part, each record's level (-1 where the part is not
+        active): the groups whose shares a weight floor keeps (:func:`pseudopost.risk.weights.
+        level_floor`). With ``values`` > 0 also every value part over at most ``values``
+        points or bins (a 0/1 or 0-7 answer modelled over its grid; not a normal part), each
+        record's point or bin (:func:`pseudopost.risk.weights.part_rake`)."""
         plan = self._plan(prepared)
         out = {}
         for p in plan.plans:
             for pp in p.parts:
-                if pp.role in ("levels", "status", "heap"):
+                small = (
+                    pp.role == "value"
+                    and pp.part.kind == "lookup"
+                    and 0 < getattr(pp.part, "n_levels", values + 1) <= values
+                )
+                if pp.role in ("levels", "status", "heap") or small:
                     y = _part_outcome(p, pp)
                     out[pp.part.name] = np.where(np.isnan(y), -1, y).astype(np.int64)
         return out

@@ -18,7 +18,12 @@ record as the unit) needs, without ever holding the n x M matrix,
 density counts as unbounded (:math:`|f| = \infty`) and a NaN in ``per_draw`` propagates, as in
 :mod:`pseudopost.privacy.fused`. The privacy meaning is unchanged: add/remove one record,
 local epsilon :math:`2\max_i \alpha_i \max_m |f_m(x_i)|`, every part of the record under its one
-weight.
+weight; or, where the parts' weights are :math:`\alpha_i r_{iq}`
+(:meth:`PartAccountant.with_factors`, :func:`~pseudopost.risk.weights.part_rake`), of
+:math:`\tilde f_m(x_i) = \sum_q r_{iq} a_{iq} f_q(x_i; \theta_{q,m})`: the bound
+:math:`\Delta_i = \alpha_i \max_m |\tilde f_m(x_i)|` is then the largest absolute term of
+record i in the log pseudo likelihood :math:`\sum_i \sum_q \alpha_i r_{iq} f_q`, which is what
+Theorem 3's proof bounds (the record's term, whatever its internal form).
 
 How. Each part's active records are grouped once (:meth:`Part.encode
 <pseudopost.models.parts.base.Part.encode>`): a *lookup* part (discrete outcome) by (design
@@ -42,6 +47,7 @@ of ``per_draw`` (sums add, up to rounding). Draw blocks never change any result.
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Mapping, Sequence
@@ -66,11 +72,14 @@ _LOCK = threading.Lock()
 
 
 @njit(parallel=True, cache=True, fastmath=False)
-def reduce_kernel(LT, lidx, ET, gidx, gy, gaux, ginv, gconst, coef, n_chunks, want_sum):
+def reduce_kernel(LT, lidx, lfac, ET, gidx, gy, gaux, gfac, ginv, gconst, coef, n_chunks,
+                  want_sum):
     """(per_record, per_draw[n_chunks, B]) for one block of B draws.
 
     ``LT`` (keys + 1, B): lookup tables of all lookup parts, key-major, last row zeros (the
-    row of inactive records); ``lidx`` (n, L): each record's row in ``LT`` per lookup part.
+    row of inactive records); ``lidx`` (n, L): each record's row in ``LT`` per lookup part,
+    ``lfac`` (n, L) the factor of its term (:class:`PartAccountant`'s ``factors``; ones for
+    the plain sum), ``gfac`` (n, G) the same for the gauss parts.
     ``ET`` (rows, B): linear predictors of all gauss parts; ``gidx`` (n, G) each record's row
     in ``ET`` per gauss part (-1: not active); ``gy``, ``gaux`` (n, G) its outcome and constant;
     ``ginv``, ``gconst`` (G, B) per-draw 1/sigma and -log sigma - log(2 pi)/2. Without
@@ -98,12 +107,22 @@ def reduce_kernel(LT, lidx, ET, gidx, gy, gaux, ginv, gconst, coef, n_chunks, wa
         for i in range(start, stop):
             if n_look > 0:
                 r = lidx[i, 0]
-                for m in range(b):
-                    acc[m] = LT[r, m]
+                f = lfac[i, 0]
+                if f == 1.0:
+                    for m in range(b):
+                        acc[m] = LT[r, m]
+                else:
+                    for m in range(b):
+                        acc[m] = f * LT[r, m]
                 for j in range(1, n_look):
                     r = lidx[i, j]
-                    for m in range(b):
-                        acc[m] += LT[r, m]
+                    f = lfac[i, j]
+                    if f == 1.0:
+                        for m in range(b):
+                            acc[m] += LT[r, m]
+                    else:
+                        for m in range(b):
+                            acc[m] += f * LT[r, m]
             else:
                 for m in range(b):
                     acc[m] = 0.0
@@ -112,9 +131,10 @@ def reduce_kernel(LT, lidx, ET, gidx, gy, gaux, ginv, gconst, coef, n_chunks, wa
                 if k >= 0:
                     yi = gy[i, c]
                     ai = gaux[i, c]
+                    f = gfac[i, c]
                     for m in range(b):
                         z = (yi - ET[k, m]) * ginv[c, m]
-                        acc[m] += gconst[c, m] + ai - 0.5 * z * z
+                        acc[m] += f * (gconst[c, m] + ai - 0.5 * z * z)
             ci = coef[i]
             if want_sum:
                 for m in range(b):
@@ -275,6 +295,39 @@ class PartAccountant:
             np.ascontiguousarray(gidx[order]),
         )
         self._gy, self._gaux = np.ascontiguousarray(gy[order]), np.ascontiguousarray(gaux[order])
+        self._lfac, self._gfac = np.ones(lidx.shape), np.ones(gidx.shape)
+        self.factors: dict[str, np.ndarray] = {}
+
+    def with_factors(self, factors: Mapping[str, np.ndarray] | None) -> PartAccountant:
+        r"""The same accountant for the record function :math:`\tilde f_m(x_i) = \sum_q r_{iq}
+        a_{iq} f_q(x_i; \theta_{q,m})`: part q's term of record i multiplied by its factor
+        :math:`r_{iq} \ge 0` (``factors``: part name -> (n,) array; a part not named keeps 1).
+        With the record coefficient :math:`c_i = \alpha_i`, :math:`c_i \max_m |\tilde f_m(x_i)|`
+        bounds record i's term :math:`\sum_q \alpha_i r_{iq} f_q` of the log pseudo likelihood
+        whose part q is weighted by :math:`\alpha_i r_{iq}` (:func:`~pseudopost.risk.weights.
+        part_rake`). A new object; this one is unchanged. Ones give the plain sum bit for bit."""
+        factors = {} if factors is None else dict(factors)
+        known = {p.name for p in self.parts}
+        unknown = sorted(set(factors) - known)
+        if unknown:
+            raise ValueError(f"'factors' names parts the accountant does not have: {unknown}.")
+        lfac, gfac = np.ones(self._lidx.shape), np.ones(self._gidx.shape)
+        for name, values in factors.items():
+            r = np.asarray(values, dtype=np.float64)
+            if r.shape != (self.n,) or not np.all(np.isfinite(r)) or np.any(r < 0):
+                raise ValueError(
+                    f"The factors of part '{name}' must be {self.n} finite values >= 0; got "
+                    f"shape {r.shape}."
+                )
+            j = next(k for k, p in enumerate(self.parts) if p.name == name)
+            if j in self._look:
+                lfac[:, self._look.index(j)] = r[self._order]
+            else:
+                gfac[:, self._gauss.index(j)] = r[self._order]
+        out = copy.copy(self)
+        out._lfac, out._gfac = lfac, gfac
+        out.factors = {k: np.asarray(v, dtype=np.float64).copy() for k, v in factors.items()}
+        return out
 
     # -- draws and tables ------------------------------------------------------------------
     def split_draws(self, draws: Mapping[str, np.ndarray]) -> tuple[list[dict], int]:
@@ -327,19 +380,20 @@ class PartAccountant:
     def _values(self, tabs, records) -> np.ndarray:
         """The (records, B) block of f from the tables (NumPy; the kernel's order of sums)."""
         LT, ET, ginv, gconst = tabs
-        lidx = self._lidx[records]
+        lidx, lfac = self._lidx[records], self._lfac[records]
         if lidx.shape[1]:
-            acc = LT[lidx[:, 0]].copy()
+            acc = lfac[:, 0, None] * LT[lidx[:, 0]]
             for j in range(1, lidx.shape[1]):
-                acc += LT[lidx[:, j]]
+                acc += lfac[:, j, None] * LT[lidx[:, j]]
         else:
             acc = np.zeros((lidx.shape[0], LT.shape[1]))
         gidx, gy, gaux = self._gidx[records], self._gy[records], self._gaux[records]
+        gfac = self._gfac[records]
         for c in range(gidx.shape[1]):
             on = gidx[:, c] >= 0
             if on.any():
                 z = (gy[on, c, None] - ET[gidx[on, c]]) * ginv[c]
-                acc[on] += gconst[c] + gaux[on, c, None] - 0.5 * z * z
+                acc[on] += gfac[on, c, None] * (gconst[c] + gaux[on, c, None] - 0.5 * z * z)
         return acc
 
     def _draw_block(self, n_draws: int, dense: bool) -> int:
@@ -388,8 +442,8 @@ class PartAccountant:
         LT, ET, ginv, gconst = tabs
         with _LOCK:  # one kernel at a time: each already uses every core
             rec, drw = reduce_kernel(
-                LT, self._lidx, ET, self._gidx, self._gy, self._gaux, ginv, gconst, c, n_chunks,
-                want_sum,
+                LT, self._lidx, self._lfac, ET, self._gidx, self._gy, self._gaux, self._gfac,
+                ginv, gconst, c, n_chunks, want_sum,
             )  # fmt: skip
         return rec, (drw.sum(axis=0) if want_sum else drw.max(axis=0))
 

@@ -18,6 +18,8 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
     rake_min_weight = 2000            # rake weights down to the data's level shares, keeping
                                       # a total weight of at least this (default: no raking,
                                       # as pseudopost.synthesize; above the record count: none)
+    part_rake = true                  # each categorical part's weights lowered inside it to
+                                      # keep its level shares (default true, as synthesize)
 
     [file]
     order = ["age", "sex", ...]       # visit sequence (default: the file's column order)
@@ -375,6 +377,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             "normalisation": (False, "str"),
             "weight_floor": (False, "nonnegfloat"),
             "rake_min_weight": (False, "nonnegfloat"),
+            "part_rake": (False, "bool"),
             "floor_cost": (False, "bool"),
             "target_epsilon": (False, "posfloat"),
             "rtol": (False, "posfloat"),
@@ -417,12 +420,13 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             k: mech[k]
             for k in ("scale", "shift", "normalisation", "weight_floor", "floor_cost",
                       "target_epsilon", "rtol", "max_refits", "risk_fit", "rake_min_weight",
-                      "weighted_fit")
+                      "weighted_fit", "part_rake")
             if k in mech
         }  # fmt: skip
         from pseudopost.mechanisms.pseudo_posterior.core import (
             FILE_CHAINS,
             FILE_DRAWS,
+            FILE_PART_RAKE,
             FILE_RAKE_MIN_WEIGHT,
             FILE_RISK_FIT,
             FILE_TUNE,
@@ -437,6 +441,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         options.setdefault("weighted_fit", FILE_WEIGHTED_FIT)
         options.setdefault("weight_floor", FILE_WEIGHT_FLOOR)
         options.setdefault("rake_min_weight", FILE_RAKE_MIN_WEIGHT)
+        options.setdefault("part_rake", FILE_PART_RAKE)
         if options["risk_fit"] not in RISK_FITS:
             raise fail("mechanism.risk_fit", options["risk_fit"], f"one of {RISK_FITS}",
                        "'laplace' (default) or 'nuts'.")  # fmt: skip
@@ -836,6 +841,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         record["rake_min_weight"] = None if rake < 0 else rake
         record["weight_total_before_rake"] = float(attrs.get("weight_total_before_rake", 0.0))
         record["weight_total"] = float(attrs.get("weight_total", 0.0))
+        record["raked_parts"] = int(attrs.get("raked_parts", 0))
         record["parts"] = produced.result.model.choices(produced.result.prepared).to_dict(
             orient="records"
         )
@@ -890,6 +896,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         )
         facts["weight floor"] = f"{privacy['weight_floor']:g}"
         facts["weights raised by the floor"] = str(privacy["weights_raised_by_floor"])
+        if privacy.get("raked_parts"):
+            facts["parts raked to the data's level shares (their own weights)"] = str(
+                privacy["raked_parts"]
+            )
         if privacy.get("rake_min_weight") is not None:
             facts["total weight (effective records), before and after raking"] = (
                 f"{privacy['weight_total_before_rake']:,.0f} -> {privacy['weight_total']:,.0f} "
@@ -963,9 +973,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
 
     # ------------------------------------------------------------------ re-account
     def account(self, folder: Path, spec: ReleaseSpec, data: pd.DataFrame) -> AccountResult:
-        r"""Recompute :math:`\varepsilon = 2\max_i \alpha_i \max_m |f_{\theta_m}(x_i)|` from the
-        saved weighted draws (kept draws) and weights with the per-column accountant on the
-        model planned from the spec and the data (:meth:`plan`)."""
+        r"""Recompute :math:`\varepsilon = 2\max_i \alpha_i \max_m |\sum_q r_{iq} f_q(x_i;
+        \theta_{q,m})|` from the saved weighted draws (kept draws), weights and raked parts'
+        factors :math:`r_{iq}` (``weights/part_factor``; 1 elsewhere) with the per-column
+        accountant on the model planned from the spec and the data (:meth:`plan`)."""
         from pseudopost.fitting.columns import file_part_data
         from pseudopost.privacy.accountant import account
         from pseudopost.privacy.decomposition import Unrestricted
@@ -975,7 +986,13 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         planned = self._planned(spec, data)
         parts, pdata = file_part_data(planned.model, planned.prepared)
         acc = PartAccountant(parts, pdata)
-        alpha = tree["weights"]["alpha"].to_numpy()
+        weights = tree["weights"]
+        if "part_factor" in weights:
+            factor = weights["part_factor"]
+            acc = acc.with_factors({
+                str(k): factor.sel(raked_part=k).to_numpy() for k in factor["raked_part"].values
+            })  # fmt: skip
+        alpha = weights["alpha"].to_numpy()
         res = account(acc, kept_draws(tree, acc.free_names), alpha, Unrestricted())
         return AccountResult(res.epsilon, float(tree["privacy"].attrs["epsilon"]), res.lipschitz)
 

@@ -234,3 +234,33 @@ def test_few_counted_values_per_predictor_make_a_part_shift_only(setup):
             Declarations.from_arguments(value_counts={"w": bad})
     with pytest.raises(ValueError, match=r"'value_counts' names column\(s\) \['nope'\]"):
         make_plan(frame_w, Declarations.from_arguments(value_counts={"nope": 5.0}))
+
+
+def test_level_groups_add_small_value_parts_only_when_asked():
+    """``values`` > 0 adds each value part over at most that many points (a 0/1 or 0-7
+    answer on its bounded grid), each record's point index, -1 where the value is not
+    observed; a grid of more points and a normal part never. The default keeps only the
+    level, status and heap parts (the weight floor's groups)."""
+    rng = np.random.default_rng(4)
+    n = 200
+    frame = pd.DataFrame({
+        "days": rng.integers(0, 8, n).astype(float),
+        "score": rng.integers(0, 60, n).astype(float),
+        "x": rng.normal(size=n),
+    })  # fmt: skip
+    frame.loc[::9, "days"] = np.nan
+    model = FileModel(
+        grid={"days": {"step": 1, "bounds": [0, 7]}, "score": {"step": 1, "bounds": [0, 59]}},
+        models={"x": "normal"},
+    )
+    prepared = model.prepare(frame)
+    plain = model.level_groups(prepared)
+    wide = model.level_groups(prepared, values=20)
+    assert "days.value" not in plain and "days.status" in plain
+    assert set(wide) - set(plain) == {"days.value"}
+    days = wide["days.value"]
+    observed = frame["days"].notna().to_numpy()
+    np.testing.assert_array_equal(days[~observed], -1)
+    np.testing.assert_array_equal(days[observed], frame["days"][observed].astype(int))
+    assert "score.value" not in model.level_groups(prepared, values=59)
+    assert "score.value" in model.level_groups(prepared, values=60)
