@@ -656,3 +656,4 @@ def test_support_says_whether_a_cell_passed():
     assert len(guessed) >= 180  # the threshold (ln K + 5) / eps is far above 85
     wrong = [b for b in guessed if tuple(b) != (1000.0, 10000.0)]
     assert len(wrong) >= 40  # an empty cell wins the noisy maximum often
+
