@@ -54,6 +54,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from pseudopost._cards import diagnostics_verdict, html_card, text_card, timings_text
@@ -85,6 +86,7 @@ from pseudopost.models.file.nesting import DECLARED
 from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.registry import Choice, choose_model, model_class
 from pseudopost.models.rules import Rule, StructuralZero, named_levels
+from pseudopost.models.status import split_status
 
 __all__ = ["Choice", "SynthesisResult", "choose_model", "model_class", "synthesize"]
 
@@ -593,7 +595,8 @@ def synthesize(
         hierarchy = {**declared["hierarchy"], **(hierarchy or {})}
         grid = {**declared["grid"], **(grid or {})}
         bins = {**declared["bins"], **(bins or {})}
-        knots = {**declared["knots"], **(knots or {})}
+        knots_declared = dict(knots or {})
+        knots = {**declared["knots"], **knots_declared}
         heaps = {**declared["heaps"], **(heaps or {})}
         value_counts = declared["value_counts"]
         spikes = {**(spikes or {})}
@@ -601,6 +604,12 @@ def synthesize(
             spikes[c] = [*spikes.get(c, ()), *v]
         untouched = {c: [*_codes(codebook, missing_codes).get(c, ()), *spikes.get(c, ())]
                      for c in structure.columns}  # fmt: skip
+        # the stage's knots of a column whose every value is a code or a spike have no number
+        # to act on (a year that is 2013 on every record, released as a spike): that column
+        # enters later columns by its statuses alone, as the plan reads from the data
+        knots = {c: v for c, v in knots.items()
+                 if c in (knots_declared or {}) or c not in untouched
+                 or np.any(split_status(frame[c], tuple(untouched[c]), (), name=c)[0] == 0)}  # fmt: skip
         data = structure.apply(frame, untouched)
         if derived_d:  # recomputed from their inputs as the structure stage coded them
             data = derive(data, derived_d, {c: frame[c].dtype for c in derived_d})

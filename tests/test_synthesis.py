@@ -409,6 +409,25 @@ def test_part_rake_keeps_each_level_part_s_shares_and_accounts_its_factors():
     assert not np.array_equal(lip, plain_lip)  # the factors enter the bound
 
 
+def test_a_column_whose_every_value_is_a_spike_gets_no_knots():
+    """A year that is 2013 on every record (openintro's nycflights): the structure stage
+    releases 2013 as a frequent value (a spike) and knots for the column as a predictor; the
+    column then holds no number to put knots on, so it enters later columns by its statuses
+    (before, ``ValueError: Column 'year' has a knots but enters later columns as one-hot
+    levels`` after the stage's work). The synthetic years are all 2013."""
+    rng = np.random.default_rng(0)
+    n = 3000
+    frame = pd.DataFrame({"year": np.full(n, 2013), "month": rng.integers(1, 13, n),
+                          "x": rng.normal(size=n).round(2)})  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = synthesize(frame, draws=40, tune=40, chains=1, seed=1, structure_epsilon=5.0)
+    row = out.choices.set_index("column").loc["year"]
+    assert "spikes at 2013" in row["structure"]
+    assert "year (knots" not in out.choices.set_index("column").loc["x", "predictors"]
+    assert set(out.synthesize(seed=2, weighted=False)["year"]) == {2013}
+
+
 # ---------------------------------------------------------------------- threads and SPSS
 def test_same_seed_same_file_whatever_the_number_of_threads(small):
     frame = small.assign(g=small.g.where(small.index % 7 != 0, None))

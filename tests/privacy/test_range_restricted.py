@@ -120,6 +120,19 @@ def test_calibration_reaches_target_within_two_percent(which):
     assert res.datatree["privacy"].attrs["epsilon"] == res.epsilon
 
 
+def test_range_truncated_calibration_reaches_target():
+    """Regression: calibrating a range-truncated fit reweighted the accountant's record
+    function (the sensitive part, which needs each record's range) instead of the full
+    log-likelihood the fit was sampled with."""
+    data = simulate_lognormal(400, seed=4)
+    model, rng_ = LogNormalRegression("x", ["z"]), MultiplicativeRange(0.6, 1.2)
+    free = _fit(PseudoPosterior(model, sensitive_range=rng_), data, seed=2)
+    target = 0.6 * free.epsilon
+    res = _fit(PseudoPosterior(model, sensitive_range=rng_, target_epsilon=target), data, seed=2)
+    assert res.calibration.refits >= 1 and 0 < res.calibration.scale < 1
+    assert abs(res.epsilon - target) <= 0.05 * target
+
+
 def test_censored_posterior_density_and_bound():
     rng = np.random.default_rng(0)
     y = rng.normal(0, 1, 30)

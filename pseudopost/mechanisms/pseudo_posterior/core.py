@@ -660,8 +660,8 @@ class PseudoPosterior:
         shape = (fit.tree["posterior"].sizes["chain"], fit.tree["posterior"].sizes["draw"])
         for j in range(self.max_refits):
             draws = fitted.draws(fit.tree)
-            total = reduce_sum(  # the record function of the fit (its parts' factors)
-                fit.function, draws, decomp.coefficient(s_cur * alpha), max_bytes=fitted.max_bytes
+            total = reduce_sum(  # the fit's full record log-likelihood (its parts' factors)
+                fit.loglik, draws, decomp.coefficient(s_cur * alpha), max_bytes=fitted.max_bytes
             )
             s_new, khat = psis_scale_search(total, fit.accounting.per_draw, s_cur, target, shape, u)
             report.khat.append(khat)
@@ -781,8 +781,10 @@ class _Fitted:
 
 @dataclass
 class _Fit:
-    """One weighted fit and its accounting: the record function it was accounted with (with
-    the raked parts' ``factors``, part name -> (n,), when there are any)."""
+    """One weighted fit and its accounting: the record function it was accounted with
+    (``function``: the sensitive part's, eq. 7) and the full record log-likelihood it was
+    sampled with (``loglik``: what the calibration's importance ratios reweight), both with
+    the raked parts' ``factors`` (part name -> (n,)) when there are any."""
 
     tree: xr.DataTree
     alpha: np.ndarray
@@ -790,6 +792,7 @@ class _Fit:
     seconds: tuple[float, float]
     function: object = None
     factors: dict = field(default_factory=dict)
+    loglik: object = None
 
     @property
     def lipschitz(self) -> np.ndarray:
@@ -822,8 +825,12 @@ def _weighted_fit(fitted: _Fitted, decomp, sens, alpha, seed) -> _Fit:
     tree = fitted.sample(decomp.fit_weights(alpha), seed, factors=factors)
     t1 = time.perf_counter()
     g = sens.with_factors(factors) if factors else sens
+    if sens is fitted.loglik:
+        full = g
+    else:  # range-restricted: the sensitive part is not the likelihood sampled
+        full = fitted.loglik.with_factors(factors) if factors else fitted.loglik
     acc = account(g, fitted.draws(tree), alpha, decomp, max_bytes=fitted.max_bytes)
-    return _Fit(tree, alpha, acc, (t1 - t0, time.perf_counter() - t1), g, factors)
+    return _Fit(tree, alpha, acc, (t1 - t0, time.perf_counter() - t1), g, factors, full)
 
 
 def _check_weights(weights: np.ndarray, n: int) -> np.ndarray:
