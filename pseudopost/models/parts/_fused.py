@@ -35,6 +35,8 @@ threads launch parallel kernels at once).
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -51,6 +53,7 @@ __all__ = [
     "categorical_loglik_grad",
     "categorical_table",
     "cumulative_loglik_grad",
+    "linear_rows",
     "sparse_rows",
     "use_fused",
     "use_fused_table",
@@ -109,10 +112,32 @@ def sparse_rows(rows: np.ndarray) -> dict[str, np.ndarray]:
     return dict(zip(SPARSE_KEYS, (ptr, col, val), strict=True))
 
 
+#: the non-zeros of read-only design rows, by the array's identity (a weak reference checks it
+#: is the same array): an accountant evaluates the same encoded rows (read-only,
+#: :meth:`Part.encode <pseudopost.models.parts.base.Part.encode>`) for every block of draws,
+#: one draw a block on Adult, where scanning 39,000 rows x 60 to 130 predictors for their
+#: non-zeros cost as much as the table itself
+_SPARSE_CACHE: dict[int, tuple[weakref.ref, tuple]] = {}
+_SPARSE_LOCK = threading.Lock()
+
+
 def _sparse(rows, sparse):
-    if sparse is None:
-        sparse = sparse_rows(rows)
-    return tuple(np.ascontiguousarray(sparse[k], dtype=np.float64) for k in SPARSE_KEYS)
+    if sparse is not None:
+        return tuple(np.ascontiguousarray(sparse[k], dtype=np.float64) for k in SPARSE_KEYS)
+    if rows.flags.writeable or not (rows.flags.c_contiguous and rows.dtype == np.float64):
+        return _csr(np.ascontiguousarray(rows, dtype=np.float64))
+    key = id(rows)
+    with _SPARSE_LOCK:
+        hit = _SPARSE_CACHE.get(key)
+    if hit is not None and hit[0]() is rows:
+        return hit[1]
+    value = _csr(rows)
+    for v in value:
+        v.flags.writeable = False
+    ref = weakref.ref(rows, lambda _, key=key: _SPARSE_CACHE.pop(key, None))
+    with _SPARSE_LOCK:
+        _SPARSE_CACHE[key] = (ref, value)
+    return value
 
 
 # ------------------------------------------------------------------------- exp in lanes
@@ -403,6 +428,43 @@ def _categorical_table_kernel(
         for q in range(n_keys):
             out[b, q] = tab[key_row[q], key_y[q]]
     return out
+
+
+@njit(cache=True, nogil=True)
+def _linear_rows_kernel(ptr, col, val, rows, coef, base):  # pragma: no cover - compiled
+    n_draws, p = coef.shape
+    u = rows.shape[0]
+    out = np.empty((n_draws, u))
+    for b in range(n_draws):
+        finite = True
+        for j in range(p):
+            if not math.isfinite(coef[b, j]):
+                finite = False
+        for g in range(u):
+            acc = base[b]
+            if finite:  # the zeros add exactly nothing
+                for t in range(int(ptr[g]), int(ptr[g + 1])):
+                    acc += coef[b, int(col[t])] * val[t]
+            else:  # 0 * inf is NaN, as in the dense sum
+                for j in range(p):
+                    acc += coef[b, j] * rows[g, j]
+            out[b, g] = acc
+    return out
+
+
+def linear_rows(rows: np.ndarray, coef: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
+    """``base[:, None] + coef @ rows.T`` (B, U) for a block of B coefficient draws ``coef``
+    (B, p) and design rows ``rows`` (U, p), each entry summed predictor by predictor in
+    increasing order over the row's non-zeros (the dense sum's order: the zeros it skips add
+    exactly nothing, and a draw with a non-finite coefficient takes the dense sum, whose
+    ``0 * inf`` is NaN). So an entry depends on its draw and row only, never on the block (no
+    BLAS), and equals the NumPy loop ``out += coef[:, j, None] * rows[:, j]`` bit for bit; its
+    cost follows the non-zeros, not p (the accountant's tables of Adult's parts of 39,000 rows
+    and 60 to 130 predictors, 10 to 15 of them non-zero per row: 5 to 14 s each in NumPy)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    base = np.zeros(coef.shape[0]) if base is None else np.ascontiguousarray(base, np.float64)
+    return _linear_rows_kernel(*_sparse(rows, None), rows, coef, base)
 
 
 def use_fused_table(p: int, n_levels: int) -> bool:

@@ -323,3 +323,45 @@ def test_categorical_kernel_propagates_a_nan(k):
     ll, gi, gb = F.categorical_loglik_grad(rows, counts, b0, beta, fused=True)
     assert np.isnan(ll) and np.isnan(gi).any() and np.isnan(gb).any()
 
+
+def _dense_sum(rows, coef, base):
+    out = np.repeat(base[:, None], rows.shape[0], axis=1)
+    for j in range(rows.shape[1]):
+        out += coef[:, j, None] * rows[:, j]
+    return out
+
+
+def test_linear_rows_equal_the_dense_sum_bit_for_bit_and_do_not_depend_on_the_block():
+    """The tables' linear predictors over the rows' non-zeros: the NumPy loop over all
+    predictors bit for bit (the zeros add nothing), a draw with an infinite coefficient as
+    the dense sum (0 * inf is NaN there), and each entry the same whatever other draws or rows
+    are in the block."""
+    rng = np.random.default_rng(4)
+    rows = _case(300, 7, 3, 4)[0]
+    coef = rng.normal(size=(9, 7)) * rng.uniform(0.1, 30.0, (9, 1))
+    base = rng.normal(size=9)
+    coef[3, 2] = np.inf
+    coef[5, 0] = np.nan
+    out = F.linear_rows(rows, coef, base)
+    np.testing.assert_array_equal(out, _dense_sum(rows, coef, base))
+    assert np.isnan(out[3]).any()  # 0 * inf where row 2 of the design is 0
+    np.testing.assert_array_equal(F.linear_rows(rows[40:90], coef[2:4], base[2:4]), out[2:4, 40:90])
+    np.testing.assert_array_equal(F.linear_rows(rows, coef), _dense_sum(rows, coef, np.zeros(9)))
+    assert F.linear_rows(rows[:, :0], coef[:, :0], base).shape == (9, 300)
+
+
+def test_the_non_zeros_of_read_only_rows_are_kept_and_writeable_rows_are_read_again():
+    rows = np.ascontiguousarray(_case(50, 4, 3, 2)[0])
+    coef = np.random.default_rng(0).normal(size=(2, 4))
+    before = F.linear_rows(rows, coef)
+    rows[:, 1] += 1.0  # writeable: its non-zeros are read at every call
+    np.testing.assert_array_equal(F.linear_rows(rows, coef), _dense_sum(rows, coef, np.zeros(2)))
+    assert not np.array_equal(before, F.linear_rows(rows, coef))
+    fixed = rows.copy()
+    fixed.flags.writeable = False
+    first = F._sparse(fixed, None)
+    assert F._sparse(fixed, None) is first  # kept, by the array's identity
+    np.testing.assert_array_equal(F.linear_rows(fixed, coef), _dense_sum(fixed, coef, np.zeros(2)))
+    key = id(fixed)
+    del fixed
+    assert key not in F._SPARSE_CACHE  # dropped with its array
