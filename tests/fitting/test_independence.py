@@ -100,3 +100,54 @@ def test_same_seed_same_chain_and_tune_is_discarded():
     np.testing.assert_array_equal(va, vb)
     assert not np.array_equal(va, vc)
     assert independence_draws(part, stats, x0, L, 20, 20, 1, seed=0) is None  # too few draws
+
+
+def _counted(monkeypatch):
+    """Count the log densities the proposals' ratios cost."""
+    from pseudopost.fitting import parts as P
+
+    calls = []
+    ratios = P._ratios
+
+    def counted(density, x, z):
+        calls.append(x.shape[0])
+        return ratios(density, x, z)
+
+    monkeypatch.setattr(P, "_ratios", counted)
+    return calls
+
+
+def test_the_probe_ends_a_hopeless_chain_early_and_never_changes_a_kept_one(monkeypatch):
+    """A proposal 4 sds off the mode sticks at once (7 % of the first chain's first PROBE moves
+    accepted): they are judged and the other proposals' densities never computed (None, NUTS
+    runs). A chain that passes is the very same with and without the probe (same seed, same
+    draws)."""
+    from pseudopost.fitting import parts as P
+
+    part, stats = _skewed()
+    x0, L, _ = laplace.laplace_approximation(part, stats)
+    calls = _counted(monkeypatch)
+    assert independence_draws(part, stats, x0 + 4.0 * L[0], L, 250, 250, 2, seed=0) is None
+    assert calls == [P.PROBE]
+    calls.clear()
+    part, stats = _skewed(positives=10)
+    x0, L, _ = laplace.laplace_approximation(part, stats)
+    probed = independence_draws(part, stats, x0, L, 300, 100, 2, seed=9)
+    assert calls == [P.PROBE, 2 * 400 - P.PROBE]
+    monkeypatch.setattr(P, "PROBE", 10**9)  # no probe: every ratio at once
+    whole = independence_draws(part, stats, x0, L, 300, 100, 2, seed=9)
+    np.testing.assert_array_equal(probed["posterior"]["intercept"].to_numpy(),
+                                  whole["posterior"]["intercept"].to_numpy())  # fmt: skip
+    assert probed["sample_stats"].attrs["acceptance_rate"] == whole["sample_stats"].attrs[
+        "acceptance_rate"]  # fmt: skip
+    # fewer states per chain than the probe: it reads the first chain's only (60 of 120)
+    short = independence_draws(part, stats, x0, L, 40, 20, 2, seed=9)  # no probe
+    monkeypatch.setattr(P, "PROBE", 100)
+    calls.clear()
+    again = independence_draws(part, stats, x0, L, 40, 20, 2, seed=9)
+    assert calls[0] == 60
+    for a, b in ((short, again),):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_array_equal(a["posterior"]["intercept"].to_numpy(),
+                                          b["posterior"]["intercept"].to_numpy())  # fmt: skip

@@ -455,3 +455,46 @@ def test_a_hard_part_runs_the_robust_settings_from_the_start(monkeypatch):
                                        hard=True)  # fmt: skip
     assert fp.drawn_by(risk) in (fp.LAPLACE, fp.SPLIT_NORMAL, fp.NUTS_STUCK)
     assert all(r[1] == "diag" for r in runs)
+
+
+def test_the_probe_ends_hopeless_importance_ratios_early_with_the_same_draws(monkeypatch):
+    """A normal 4 sds off the mode of a skewed posterior (one positive in 400 records): the
+    k-hat of the first ratios is past the first of PROBE_KHAT, so the other proposals' densities
+    are never computed; the split-normal draws that stand in are the same as with every ratio
+    computed (they read the proposals' normals, not their ratios). A near-normal posterior
+    computes all LAPLACE_PROPOSALS ratios, probe by probe, and resamples as without probes."""
+    from pseudopost.fitting import parts as P
+
+    rng = np.random.default_rng(1)
+    n = 400
+    X = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n)]).astype(float)
+    y = np.zeros(n)
+    y[0] = 1.0
+    part = make_part("bernoulli", "y", ["a", "b"])
+    stats = part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n))
+    x0, L, _ = laplace.laplace_approximation(part, stats)
+    x0 = x0 + 4.0 * L[:, 0]
+    calls = []
+    ratios = P._ratios
+    monkeypatch.setattr(P, "_ratios", lambda d, x, z: calls.append(x.shape[0]) or ratios(d, x, z))
+    monkeypatch.setattr(P, "APPROXIMATE_MIN_PATTERNS", 1)  # the split-normal stand-in
+    probed = P.laplace_draws(part, stats, x0, L, 100, 2, seed=0, approximate=True)
+    (n, k), (n2, _) = P.PROBE_KHAT
+    assert calls == [n]
+    assert probed["posterior"].attrs["laplace_khat"] > k
+    assert not probed["posterior"].attrs["laplace_resampled"]
+    probes = P.PROBE_KHAT
+    monkeypatch.setattr(P, "PROBE_KHAT", ())
+    whole = P.laplace_draws(part, stats, x0, L, 100, 2, seed=0, approximate=True)
+    np.testing.assert_array_equal(probed["posterior"]["beta"].to_numpy(),
+                                  whole["posterior"]["beta"].to_numpy())  # fmt: skip
+    part, stats = _stats("ordinal", {"n_levels": 4}, n=2000)
+    x0, L, _ = laplace.laplace_approximation(part, stats)
+    whole = P.laplace_draws(part, stats, x0, L, 50, 2, seed=3)
+    monkeypatch.setattr(P, "PROBE_KHAT", probes)
+    calls.clear()
+    tree = P.laplace_draws(part, stats, x0, L, 50, 2, seed=3)
+    assert calls == [n, n2 - n, P.LAPLACE_PROPOSALS - n2]
+    assert tree["posterior"].attrs["laplace_resampled"]
+    np.testing.assert_array_equal(tree["posterior"]["beta"].to_numpy(),
+                                  whole["posterior"]["beta"].to_numpy())  # fmt: skip

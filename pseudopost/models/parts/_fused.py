@@ -35,6 +35,8 @@ threads launch parallel kernels at once).
 from __future__ import annotations
 
 import math
+import threading
+import weakref
 from collections.abc import Mapping
 
 import numpy as np
@@ -51,6 +53,7 @@ __all__ = [
     "categorical_loglik_grad",
     "categorical_table",
     "cumulative_loglik_grad",
+    "linear_rows",
     "sparse_rows",
     "use_fused",
     "use_fused_table",
@@ -109,15 +112,81 @@ def sparse_rows(rows: np.ndarray) -> dict[str, np.ndarray]:
     return dict(zip(SPARSE_KEYS, (ptr, col, val), strict=True))
 
 
+#: the non-zeros of read-only design rows, by the array's identity (a weak reference checks it
+#: is the same array): an accountant evaluates the same encoded rows (read-only,
+#: :meth:`Part.encode <pseudopost.models.parts.base.Part.encode>`) for every block of draws,
+#: one draw a block on Adult, where scanning 39,000 rows x 60 to 130 predictors for their
+#: non-zeros cost as much as the table itself
+_SPARSE_CACHE: dict[int, tuple[weakref.ref, tuple]] = {}
+_SPARSE_LOCK = threading.Lock()
+
+
 def _sparse(rows, sparse):
-    if sparse is None:
-        sparse = sparse_rows(rows)
-    return tuple(np.ascontiguousarray(sparse[k], dtype=np.float64) for k in SPARSE_KEYS)
+    if sparse is not None:
+        return tuple(np.ascontiguousarray(sparse[k], dtype=np.float64) for k in SPARSE_KEYS)
+    if rows.flags.writeable or not (rows.flags.c_contiguous and rows.dtype == np.float64):
+        return _csr(np.ascontiguousarray(rows, dtype=np.float64))
+    key = id(rows)
+    with _SPARSE_LOCK:
+        hit = _SPARSE_CACHE.get(key)
+    if hit is not None and hit[0]() is rows:
+        return hit[1]
+    value = _csr(rows)
+    for v in value:
+        v.flags.writeable = False
+    ref = weakref.ref(rows, lambda _, key=key: _SPARSE_CACHE.pop(key, None))
+    with _SPARSE_LOCK:
+        _SPARSE_CACHE[key] = (ref, value)
+    return value
+
+
+# ------------------------------------------------------------------------- exp in lanes
+#: the lanes the multinomial kernel works in: its K - 1 linear predictors padded to a multiple
+#: of this, so that every loop over them has a whole number of vector widths
+LANES = 8
+#: the least number of levels besides the reference at which the lanes run (one whole width)
+LANES_MIN = 8
+_LOG2E = 1.4426950408889634
+#: ln 2 split in a high part whose products with |k| <= 1100 are exact, and the rest
+_LN2_HI, _LN2_LO = 0.6931471803691238, 1.9082149292705877e-10
+#: below this exp underflows (exp(-708.39) is the least normal double)
+_EXP_LOW = -708.0
+#: 1 / j! for j = 0, ..., 12 (the Taylor coefficients of e^r below the last)
+_INV_FACTORIAL = (1.0, 1.0, 0.5, 1.0 / 6.0, 1.0 / 24.0, 1.0 / 120.0, 1.0 / 720.0, 1.0 / 5040.0,
+                  1.0 / 40320.0, 1.0 / 362880.0, 1.0 / 3628800.0, 1.0 / 39916800.0,
+                  1.0 / 479001600.0)  # fmt: skip
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _exp_lanes(x, out, bits):  # pragma: no cover - compiled
+    r"""``out[c] = exp(x[c])`` for :math:`x_c \le 0` (a NaN stays NaN; below
+    :data:`_EXP_LOW` the value of :data:`_EXP_LOW`, under 3.4e-308), written so that the
+    compiler vectorises it (``math.exp`` is a scalar call per lane): :math:`e^x = 2^k e^r` with
+    :math:`k = \mathrm{round}(x / \ln 2)`, :math:`|r| \le \ln 2 / 2` (Cody and Waite's split
+    of :math:`\ln 2`), :math:`e^r` its Taylor polynomial of degree 13 (truncation below
+    :math:`5 \cdot 10^{-18}` relative) and :math:`2^k` built in the exponent bits (``bits``, an
+    int64 scratch of ``out``'s size). Within 2.3e-16 relative of ``math.exp``."""
+    fb = bits.view(np.float64)
+    for c in range(x.shape[0]):
+        xc = x[c]
+        xc = _EXP_LOW if xc < _EXP_LOW else xc
+        kf = np.floor(xc * _LOG2E + 0.5)
+        kf = kf if kf >= -1100.0 else -1100.0  # a NaN: any finite k (its r is NaN)
+        r = (xc - kf * _LN2_HI) - kf * _LN2_LO
+        bits[c] = (np.int64(kf) + 1023) << 52
+        q = 1.0 / 6227020800.0  # Horner: sum of r^j / j! for j = 13, ..., 0
+        for j in range(12, -1, -1):
+            q = q * r + _INV_FACTORIAL[j]
+        out[c] = q
+    for c in range(x.shape[0]):
+        out[c] *= fb[c]
 
 
 # ------------------------------------------------------------------------- categorical
 @njit(cache=True, nogil=True)
-def _categorical_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover - compiled
+def _categorical_scalar(ptr, col, val, counts, intercept, beta):  # pragma: no cover - compiled
+    """The multinomial kernel level by level (fewer than :data:`LANES_MIN` levels besides
+    the reference)."""
     u = counts.shape[0]
     k = counts.shape[1]
     m = k - 1
@@ -165,6 +234,92 @@ def _categorical_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no c
             for c in range(m):
                 g_beta[j, c] += xj * eta[c]
     return ll, g_int, g_beta
+
+
+@njit(cache=True, nogil=True)
+def _categorical_kernel(ptr, col, val, counts, intercept, beta):  # pragma: no cover - compiled
+    """(ll, gradient on the intercepts (K-1), on beta (p, K-1)) of the multinomial logit: in
+    lanes (:func:`_categorical_lanes`) from :data:`LANES_MIN` levels besides the reference,
+    level by level below (where the lanes' padding and their vector exponential cost more than
+    they save: Adult's capital-gain status, 3 levels, 4.6 -> 6.4 ms a gradient in lanes;
+    education, 16 levels, 6.2 -> 4.6 ms)."""
+    if counts.shape[1] - 1 >= LANES_MIN:
+        return _categorical_lanes(ptr, col, val, counts, intercept, beta)
+    return _categorical_scalar(ptr, col, val, counts, intercept, beta)
+
+
+@njit(cache=True, nogil=True)
+def _categorical_lanes(ptr, col, val, counts, intercept, beta):  # pragma: no cover - compiled
+    r"""(ll, gradient on the intercepts (K-1), on beta (p, K-1)) in one pass over the patterns.
+
+    The K - 1 linear predictors of a pattern are held in ``W`` lanes (K - 1 rounded up to
+    :data:`LANES`; the padded coefficients are 0 and the padded lanes masked out of every sum),
+    and every per-pattern step is a loop over the lanes without branches: the linear
+    predictors, their maximum, their exponentials (:func:`_exp_lanes`), the log-sum-exp and
+    the residuals :math:`C_{gk} - W_g p_{gk}`, so that the compiler turns each into vector
+    instructions (the scalar loop with ``math.exp`` and a branch per level cost 2.2 ms a
+    gradient on YRBSS's hours of sleep, 10,780 patterns x 8 levels x 54 predictors, 6.9 ms on
+    Adult's education, 36,372 x 16 x 20). The pattern's log-likelihood
+    :math:`\sum_k C_{gk}\eta_{gk} - W_g\,\mathrm{lse}_g` (:math:`\eta_{g0} = 0`) and every
+    other sum over patterns run in the patterns' order, as before; the sums over levels in
+    lane order."""
+    u = counts.shape[0]
+    k = counts.shape[1]
+    m = k - 1
+    p = beta.shape[0]
+    lanes = ((m + LANES - 1) // LANES) * LANES
+    b0 = np.zeros(lanes)
+    b0[:m] = intercept
+    bt = np.zeros((p, lanes))
+    bt[:, :m] = beta
+    mask = np.zeros(lanes)
+    mask[:m] = 1.0
+    g_int = np.zeros(lanes)
+    g_beta = np.zeros((p, lanes))
+    eta = np.empty(lanes)
+    e = np.empty(lanes)
+    bits = np.empty(lanes, np.int64)
+    cnt = np.zeros(lanes)
+    ll = 0.0
+    for g in range(u):
+        w = counts[g, 0]
+        for c in range(m):
+            cnt[c] = counts[g, c + 1]
+            w += cnt[c]
+        if w == 0.0:
+            continue
+        for c in range(lanes):
+            eta[c] = b0[c]
+        lo, hi = int(ptr[g]), int(ptr[g + 1])
+        for t in range(lo, hi):
+            j = int(col[t])
+            xj = val[t]
+            for c in range(lanes):
+                eta[c] += xj * bt[j, c]
+        mx = 0.0  # the reference level's eta; the padded lanes' are 0 too
+        for c in range(lanes):
+            mx = eta[c] if eta[c] > mx else mx
+        for c in range(lanes):
+            e[c] = eta[c] - mx
+        _exp_lanes(e, e, bits)
+        s = math.exp(-mx)
+        dot = 0.0
+        for c in range(lanes):
+            e[c] *= mask[c]
+            s += e[c]
+            dot += cnt[c] * eta[c]
+        lse = mx + math.log(s)
+        ll += dot - w * lse
+        ws = w / s
+        for c in range(lanes):
+            eta[c] = cnt[c] - ws * e[c]  # eta now holds d ll / d eta = C - W p
+            g_int[c] += eta[c]
+        for t in range(lo, hi):
+            j = int(col[t])
+            xj = val[t]
+            for c in range(lanes):
+                g_beta[j, c] += xj * eta[c]
+    return ll, g_int[:m].copy(), g_beta[:, :m].copy()
 
 
 @njit(cache=True, nogil=True)
@@ -273,6 +428,43 @@ def _categorical_table_kernel(
         for q in range(n_keys):
             out[b, q] = tab[key_row[q], key_y[q]]
     return out
+
+
+@njit(cache=True, nogil=True)
+def _linear_rows_kernel(ptr, col, val, rows, coef, base):  # pragma: no cover - compiled
+    n_draws, p = coef.shape
+    u = rows.shape[0]
+    out = np.empty((n_draws, u))
+    for b in range(n_draws):
+        finite = True
+        for j in range(p):
+            if not math.isfinite(coef[b, j]):
+                finite = False
+        for g in range(u):
+            acc = base[b]
+            if finite:  # the zeros add exactly nothing
+                for t in range(int(ptr[g]), int(ptr[g + 1])):
+                    acc += coef[b, int(col[t])] * val[t]
+            else:  # 0 * inf is NaN, as in the dense sum
+                for j in range(p):
+                    acc += coef[b, j] * rows[g, j]
+            out[b, g] = acc
+    return out
+
+
+def linear_rows(rows: np.ndarray, coef: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
+    """``base[:, None] + coef @ rows.T`` (B, U) for a block of B coefficient draws ``coef``
+    (B, p) and design rows ``rows`` (U, p), each entry summed predictor by predictor in
+    increasing order over the row's non-zeros (the dense sum's order: the zeros it skips add
+    exactly nothing, and a draw with a non-finite coefficient takes the dense sum, whose
+    ``0 * inf`` is NaN). So an entry depends on its draw and row only, never on the block (no
+    BLAS), and equals the NumPy loop ``out += coef[:, j, None] * rows[:, j]`` bit for bit; its
+    cost follows the non-zeros, not p (the accountant's tables of Adult's parts of 39,000 rows
+    and 60 to 130 predictors, 10 to 15 of them non-zero per row: 5 to 14 s each in NumPy)."""
+    rows = np.ascontiguousarray(rows, dtype=np.float64)
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
+    base = np.zeros(coef.shape[0]) if base is None else np.ascontiguousarray(base, np.float64)
+    return _linear_rows_kernel(*_sparse(rows, None), rows, coef, base)
 
 
 def use_fused_table(p: int, n_levels: int) -> bool:

@@ -63,6 +63,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from pseudopost.models.parts._fused import linear_rows
 from pseudopost.models.parts.data import (
     PartData,
     check_weights,
@@ -322,10 +323,14 @@ class Part(ABC):
 
     # -- per-record evaluation -------------------------------------------------------------
     def encode(self, data: PartData) -> Encoded:
-        """Group the active records by key (lookup) or design row (gauss)."""
+        """Group the active records by key (lookup) or design row (gauss); the design rows are
+        read-only (the tables' kernels keep their non-zeros by the array's identity,
+        :mod:`pseudopost.models.parts._fused`)."""
         data = self.check_data(data)
         act = data.active
         rows, inv = group_rows(data.X[act])
+        rows = np.ascontiguousarray(rows, dtype=np.float64)
+        rows.flags.writeable = False  # evaluated block after block: its non-zeros are cached
         index = np.full(data.n, -1, dtype=np.int64)
         empty = np.zeros(0)
         if self.kind == "gauss":
@@ -366,12 +371,13 @@ class Part(ABC):
 
         Accumulated predictor by predictor (no BLAS), so a row's value does not depend on
         which other rows or draws are in the block: per-record values are bit-identical
-        whatever the record or draw blocking (the accountant's maxima combine exactly).
+        whatever the record or draw blocking (the accountant's maxima combine exactly); over
+        the rows' non-zeros only (:func:`~pseudopost.models.parts._fused.linear_rows`, the
+        same sums).
         """
-        eta = np.repeat(params["intercept"][:, None], rows.shape[0], axis=1)
-        for k in range(self.p):
-            eta += params["beta"][:, k, None] * rows[:, k]
-        return eta
+        if not self.p:
+            return np.repeat(params["intercept"][:, None], rows.shape[0], axis=1)
+        return linear_rows(rows, params["beta"], params["intercept"])
 
     def loglik(
         self,

@@ -39,6 +39,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from pseudopost.models.parts._fused import linear_rows
 from pseudopost.models.parts._math import expit, log1mexp, log_sigmoid
 from pseudopost.models.parts.base import Part
 from pseudopost.models.parts.categorical import check_levels, code_support, level_counts
@@ -51,10 +52,9 @@ def linear_blocks(coef: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """``rows @ coef`` (B, U) for a block of coefficient draws ``coef`` (B, p), predictor by
     predictor (no BLAS: a row's value does not depend on the block, as :meth:`Part.eta_rows
     <pseudopost.models.parts.base.Part.eta_rows>`)."""
-    out = np.zeros((coef.shape[0], rows.shape[0]))
-    for j in range(rows.shape[1]):
-        out += coef[:, j, None] * rows[:, j]
-    return out
+    if not rows.shape[1]:
+        return np.zeros((coef.shape[0], rows.shape[0]))
+    return linear_rows(rows, coef)  # the same sums over the non-zeros only
 
 
 def level_logp(cut: np.ndarray, eta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -271,3 +271,97 @@ def test_categorical_tables_numba_equal_numpy_and_blocks_combine_exactly(shape, 
         enc.rows[rows_used], params["intercept"], params["beta"], inv, enc.key_y[keep].astype(int)
     )
     assert np.array_equal(part_rows, got[:, keep], equal_nan=True)
+
+
+def test_lane_exponential_equals_numpy_below_zero():
+    """The vectorised exponential of the multinomial kernel (``_exp_lanes``): within 2.3e-16
+    relative of NumPy's on x <= 0 down to its floor, the floor's value below it, NaN kept."""
+    rng = np.random.default_rng(3)
+    x = np.concatenate([-np.abs(rng.normal(0, 30, 997)), [0.0, -0.0, -1e-300, -707.9, -708.0]])
+    out, bits = np.empty_like(x), np.empty(x.size, np.int64)
+    F._exp_lanes(x, out, bits)
+    np.testing.assert_allclose(out, np.exp(np.maximum(x, F._EXP_LOW)), rtol=2.3e-16, atol=0)
+    low = np.array([-708.5, -745.2, -1e5, -np.inf, np.nan])
+    out, bits = np.empty_like(low), np.empty(low.size, np.int64)
+    F._exp_lanes(low, out, bits)
+    np.testing.assert_allclose(out[:4], np.exp(F._EXP_LOW), rtol=2.3e-16, atol=0)
+    assert np.isnan(out[4])
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 8, 9, 10, 16, 17, 18, 25, 41])
+def test_categorical_kernel_in_lanes_equals_the_reference_across_lane_widths(k):
+    """K - 1 levels on either side of a multiple of the lane width (8), linear predictors of
+    up to +-800 (an exponential below the floor, the largest level far above the reference),
+    zero-weight patterns and absent levels: the Numba kernel equals SciPy's log-likelihood and
+    the NumPy gradient."""
+    rng = np.random.default_rng(k)
+    rows, counts, b0, beta = _case(60, 4, k, k)
+    for scale in (1.0, 40.0, 200.0):
+        b0s, betas = b0 * scale, beta * scale
+        ref = _reference(rows, counts, b0s, betas)
+        ll, gi, gb = F.categorical_loglik_grad(rows, counts, b0s, betas, fused=True)
+        _, gi0, gb0 = F.categorical_loglik_grad(rows, counts, b0s, betas, fused=False)
+        assert ll == pytest.approx(ref, rel=1e-12, abs=1e-9)
+        np.testing.assert_allclose(gi, gi0, rtol=1e-10, atol=1e-9)
+        np.testing.assert_allclose(gb, gb0, rtol=1e-10, atol=1e-9)
+        assert gi.shape == (k - 1,) and gb.shape == (4, k - 1)
+        # both kernels, whichever the dispatch picks for this K
+        sp = F._sparse(rows, None)
+        for kernel in (F._categorical_lanes, F._categorical_scalar):
+            ll_k, gi_k, gb_k = kernel(*sp, counts, b0s, np.ascontiguousarray(betas))
+            assert ll_k == pytest.approx(ref, rel=1e-12, abs=1e-9)
+            np.testing.assert_allclose(gi_k, gi0, rtol=1e-10, atol=1e-9)
+            np.testing.assert_allclose(gb_k, gb0, rtol=1e-10, atol=1e-9)
+    assert rng is not None
+
+
+@pytest.mark.parametrize("k", [4, 12])
+def test_categorical_kernel_propagates_a_nan(k):
+    rows, counts, b0, beta = _case(30, 3, k, 1)
+    beta = beta.copy()
+    beta[1, 2] = np.nan
+    ll, gi, gb = F.categorical_loglik_grad(rows, counts, b0, beta, fused=True)
+    assert np.isnan(ll) and np.isnan(gi).any() and np.isnan(gb).any()
+
+
+def _dense_sum(rows, coef, base):
+    out = np.repeat(base[:, None], rows.shape[0], axis=1)
+    for j in range(rows.shape[1]):
+        out += coef[:, j, None] * rows[:, j]
+    return out
+
+
+def test_linear_rows_equal_the_dense_sum_bit_for_bit_and_do_not_depend_on_the_block():
+    """The tables' linear predictors over the rows' non-zeros: the NumPy loop over all
+    predictors bit for bit (the zeros add nothing), a draw with an infinite coefficient as
+    the dense sum (0 * inf is NaN there), and each entry the same whatever other draws or rows
+    are in the block."""
+    rng = np.random.default_rng(4)
+    rows = _case(300, 7, 3, 4)[0]
+    coef = rng.normal(size=(9, 7)) * rng.uniform(0.1, 30.0, (9, 1))
+    base = rng.normal(size=9)
+    coef[3, 2] = np.inf
+    coef[5, 0] = np.nan
+    out = F.linear_rows(rows, coef, base)
+    np.testing.assert_array_equal(out, _dense_sum(rows, coef, base))
+    assert np.isnan(out[3]).any()  # 0 * inf where row 2 of the design is 0
+    np.testing.assert_array_equal(F.linear_rows(rows[40:90], coef[2:4], base[2:4]), out[2:4, 40:90])
+    np.testing.assert_array_equal(F.linear_rows(rows, coef), _dense_sum(rows, coef, np.zeros(9)))
+    assert F.linear_rows(rows[:, :0], coef[:, :0], base).shape == (9, 300)
+
+
+def test_the_non_zeros_of_read_only_rows_are_kept_and_writeable_rows_are_read_again():
+    rows = np.ascontiguousarray(_case(50, 4, 3, 2)[0])
+    coef = np.random.default_rng(0).normal(size=(2, 4))
+    before = F.linear_rows(rows, coef)
+    rows[:, 1] += 1.0  # writeable: its non-zeros are read at every call
+    np.testing.assert_array_equal(F.linear_rows(rows, coef), _dense_sum(rows, coef, np.zeros(2)))
+    assert not np.array_equal(before, F.linear_rows(rows, coef))
+    fixed = rows.copy()
+    fixed.flags.writeable = False
+    first = F._sparse(fixed, None)
+    assert F._sparse(fixed, None) is first  # kept, by the array's identity
+    np.testing.assert_array_equal(F.linear_rows(fixed, coef), _dense_sum(fixed, coef, np.zeros(2)))
+    key = id(fixed)
+    del fixed
+    assert key not in F._SPARSE_CACHE  # dropped with its array
