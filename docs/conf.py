@@ -102,6 +102,11 @@ nitpick_ignore = [
     # pseudopost/synthesis.py (and pseudo_posterior/core.py, models/file/model.py: level_floor)
     ("py:func", "pseudopost.risk.weights.level_floor"),
     ("py:func", "pseudopost.risk.weights.level_rake"),
+    ("py:func", "pseudopost.risk.weights.part_rake"),
+    ("py:meth", "pseudopost.privacy.kernels.parts.PartAccountant.with_factors"),
+    # pseudopost/models/parts/base.py (inherited by every part): the private Numba kernels
+    ("py:mod", "pseudopost.models.parts._fused"),
+    ("py:func", "pseudopost.models.parts._fused.linear_rows"),
     ("py:data", "CHAINS"),
     ("py:data", "DRAWS"),
     ("py:data", "TUNE"),

@@ -184,10 +184,11 @@ class FileModel(SynthModel):
 
     def level_groups(self, prepared: Prepared, *, values: int = 0) -> dict[str, np.ndarray]:
         """Per level, status or heap part, each record's level (-1 where the part is not
-        active): the groups whose shares a weight floor keeps (:func:`pseudopost.risk.weights.
-        level_floor`). With ``values`` > 0 also every value part over at most ``values``
-        points or bins (a 0/1 or 0-7 answer modelled over its grid; not a normal part), each
-        record's point or bin (:func:`pseudopost.risk.weights.part_rake`)."""
+        active): the groups whose shares a weight floor keeps
+        (:func:`pseudopost.risk.weights.level_floor`). With ``values`` > 0 also every value
+        part over at most ``values`` points or bins (a 0/1 or 0-7 answer modelled over its
+        grid; not a normal part), each record's point or bin
+        (:func:`pseudopost.risk.weights.part_rake`)."""
         plan = self._plan(prepared)
         out = {}
         for p in plan.plans:

@@ -304,8 +304,9 @@ class PartAccountant:
         :math:`r_{iq} \ge 0` (``factors``: part name -> (n,) array; a part not named keeps 1).
         With the record coefficient :math:`c_i = \alpha_i`, :math:`c_i \max_m |\tilde f_m(x_i)|`
         bounds record i's term :math:`\sum_q \alpha_i r_{iq} f_q` of the log pseudo likelihood
-        whose part q is weighted by :math:`\alpha_i r_{iq}` (:func:`~pseudopost.risk.weights.
-        part_rake`). A new object; this one is unchanged. Ones give the plain sum bit for bit."""
+        whose part q is weighted by :math:`\alpha_i r_{iq}`
+        (:func:`~pseudopost.risk.weights.part_rake`). A new object; this one is unchanged.
+        Ones give the plain sum bit for bit."""
         factors = {} if factors is None else dict(factors)
         known = {p.name for p in self.parts}
         unknown = sorted(set(factors) - known)
