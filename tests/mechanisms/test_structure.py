@@ -550,6 +550,24 @@ def test_small_budget_bins_of_an_integer_column_use_coarser_cells():
         assert np.diff(edges)[counts > 0.1 * x.size].max() <= 500
 
 
+def test_small_budget_bins_of_a_float_column_are_not_spent_on_empty_cells_near_zero():
+    """SLID's education (support 0-25.11, values on tenths, 85 of 7,176 below 4, a bins budget
+    of 0.017): the logarithmic grid's 288 cells between 1e-6 and 1 are empty, yet their noise
+    passed the 2/epsilon floor often enough to hold a third of the noisy mass, and 15 of the
+    31 bins lay below 1.5 years. Cells of at least 1/256 of the support (and of the recording
+    step) leave at most three bins below 2 years, and the edges stay increasing."""
+    from pseudopost.mechanisms.structure import _equal_share_edges
+
+    rng = np.random.default_rng(5)
+    x = np.round(np.clip(rng.normal(12.5, 3.4, 7000), 0.0, 20.0) * 2) / 2
+    for seed in range(5):
+        edges = np.asarray(_equal_share_edges(x, 0.0, 25.11, False, 32, 0.0167,
+                                              np.random.default_rng(seed), x.size, 0.1))  # fmt: skip
+        assert edges[0] == 0.0 and edges[-1] == 25.11 and np.all(np.diff(edges) > 0)
+        assert np.count_nonzero(edges[1:-1] < 2.0) <= 3, edges
+        assert np.diff(edges).min() >= 0.1 - 1e-12
+
+
 def test_a_value_named_by_a_rule_keeps_the_recording_grid():
     """A rule naming a value of a column recorded in halves widens the support to a grid point
     beyond it and keeps the grid: the step stays 0.5 (the support's padding once overwrote it
