@@ -299,12 +299,10 @@ def level_rake(
     for _ in range(max_passes):
         worst = 0.0
         for g, on in coded:
-            n_k, s_k = _level_totals(out, g, on)
-            ok = (n_k > 0) & (s_k > 0)
-            if np.count_nonzero(ok) < 2:
+            ratios = _share_ratios(out, g, on)
+            if ratios is None:
                 continue
-            m = np.ones(n_k.size)
-            m[ok] = (n_k[ok] / n_k[ok].sum()) / (s_k[ok] / s_k[ok].sum())
+            m, ok = ratios
             worst = max(worst, float(m[ok].max() / m[ok].min() - 1.0))
             step = out.copy()
             step[on] *= (m / m[ok].max())[g[on]]
@@ -365,12 +363,10 @@ def part_rake(
     names = [k for k, g in groups.items() if np.any(np.asarray(g) >= 0)]
     out = {}
     for name, (g, on) in zip(names, coded, strict=True):
-        n_k, s_k = _level_totals(a, g, on)
-        ok = (n_k > 0) & (s_k > 0)
-        if np.count_nonzero(ok) < 2:
+        ratios = _share_ratios(a, g, on)
+        if ratios is None:
             continue
-        m = np.ones(n_k.size)
-        m[ok] = (n_k[ok] / n_k[ok].sum()) / (s_k[ok] / s_k[ok].sum())
+        m, ok = ratios
         m = m / m[ok].max()
         factor = np.ones(a.size)
         factor[on] = m[g[on]]
@@ -382,6 +378,19 @@ def _level_totals(w: np.ndarray, g: np.ndarray, on: np.ndarray) -> tuple[np.ndar
     """Per level of a grouping (records ``on``): its number of records and its total weight."""
     n_k = np.bincount(g[on]).astype(float)
     return n_k, np.bincount(g[on], weights=w[on], minlength=n_k.size)
+
+
+def _share_ratios(w: np.ndarray, g: np.ndarray, on: np.ndarray):
+    """Per level k of a grouping, the data's share over the weighted share,
+    :math:`m_k = (n_k / n) / (s_k / s)` (1 where a level has no records or no weight), and
+    the levels where it is defined; None when fewer than two are."""
+    n_k, s_k = _level_totals(w, g, on)
+    ok = (n_k > 0) & (s_k > 0)
+    if np.count_nonzero(ok) < 2:
+        return None
+    m = np.ones(n_k.size)
+    m[ok] = (n_k[ok] / n_k[ok].sum()) / (s_k[ok] / s_k[ok].sum())
+    return m, ok
 
 
 def _within_noise(w: np.ndarray, coded, noise: float) -> bool:

@@ -261,6 +261,18 @@ def test_fewer_laplace_draws_than_the_proposals_are_a_subset_of_their_resample()
     np.testing.assert_array_equal(again["beta"].to_numpy(), post["beta"].to_numpy())
 
 
+def _one_positive_in_400():
+    """A logistic part on 400 records with one positive: a posterior skewed far beyond a
+    normal's tails: its part, sufficient statistics, design and outcome."""
+    rng = np.random.default_rng(1)
+    n = 400
+    X = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n)]).astype(float)
+    y = np.zeros(n)
+    y[0] = 1.0
+    part = make_part("bernoulli", "y", ["a", "b"])
+    return part, part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n)), X, y
+
+
 def test_a_rare_level_posterior_is_not_resampled_from_its_laplace_approximation():
     """One positive record in 400: the logistic posterior is skewed far beyond a normal's
     tails and the importance ratios' k-hat exceeds the threshold, so the Laplace draws are not
@@ -272,13 +284,7 @@ def test_a_rare_level_posterior_is_not_resampled_from_its_laplace_approximation(
     records per parameter the stand-in is refused (NUTS)."""
     from pseudopost.fitting.parts import PartSampler, laplace_draws, split_normal_scales
 
-    rng = np.random.default_rng(1)
-    n = 400
-    X = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n)]).astype(float)
-    y = np.zeros(n)
-    y[0] = 1.0
-    part = make_part("bernoulli", "y", ["a", "b"])
-    stats = part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n))
+    part, stats, X, y = _one_positive_in_400()
     x0, L, exact = laplace.laplace_approximation(part, stats)
     assert exact
     assert laplace_draws(part, stats, x0, L, 250, 2, seed=0) is None
@@ -465,13 +471,7 @@ def test_the_probe_ends_hopeless_importance_ratios_early_with_the_same_draws(mon
     computes all LAPLACE_PROPOSALS ratios, probe by probe, and resamples as without probes."""
     from pseudopost.fitting import parts as P
 
-    rng = np.random.default_rng(1)
-    n = 400
-    X = np.column_stack([rng.integers(0, 2, n), rng.normal(size=n)]).astype(float)
-    y = np.zeros(n)
-    y[0] = 1.0
-    part = make_part("bernoulli", "y", ["a", "b"])
-    stats = part.statistics(PartData(y, X, np.ones(n, bool)), np.ones(n))
+    part, stats, _, _ = _one_positive_in_400()
     x0, L, _ = laplace.laplace_approximation(part, stats)
     x0 = x0 + 4.0 * L[:, 0]
     calls = []

@@ -76,6 +76,18 @@ def reductions(F, c):
 
 
 # -- a random file ---------------------------------------------------------------------------
+def _assert_reduces_like(acc, draws, F, c):
+    """The accountant's reductions, sums and values equal those of the brute-force record
+    terms ``F`` (draws, records) with record coefficients ``c``; the reduction returned."""
+    per_record, per_draw, sums = reductions(F, c)
+    red = acc.reduce_abs(draws, c)
+    np.testing.assert_allclose(red.per_record, per_record, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(red.per_draw, per_draw, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(acc.reduce_sum(draws, c), sums, rtol=1e-11, atol=1e-9)
+    np.testing.assert_allclose(acc(draws), F, rtol=1e-12, atol=1e-12)
+    return red
+
+
 def random_file(seed: int, n: int = 400, m: int = 30, n_parts: int = 7):
     """Columns in order, each a part of a random family on the earlier discrete columns (and
     one continuous column); a value part is active only where its status part says
@@ -133,12 +145,7 @@ def test_fused_reductions_equal_brute_force(seed, dense):
     c = np.random.default_rng(seed).uniform(0, 2, F.shape[1])
     c[::17] = 0.0
     acc = PartAccountant(parts, data, dense=dense)
-    per_record, per_draw, sums = reductions(F, c)
-    red = acc.reduce_abs(draws, c)
-    np.testing.assert_allclose(red.per_record, per_record, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(red.per_draw, per_draw, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(acc.reduce_sum(draws, c), sums, rtol=1e-11, atol=1e-9)
-    np.testing.assert_allclose(acc(draws), F, rtol=1e-12, atol=1e-12)
+    red = _assert_reduces_like(acc, draws, F, c)
     np.testing.assert_allclose(acc(draws, slice(50, 90)), F[:, 50:90], rtol=1e-12, atol=1e-12)
     # through the package's reductions (the PerRecordFunction protocol)
     red2 = reduce_abs(acc, draws, c)
@@ -290,12 +297,7 @@ def test_factors_weight_each_part_s_term(seed, dense):
     c = rng.uniform(0, 1, n)
     plain = PartAccountant(parts, data, dense=dense)
     acc = plain.with_factors(factors)
-    per_record, per_draw, sums = reductions(F, c)
-    red = acc.reduce_abs(draws, c)
-    np.testing.assert_allclose(red.per_record, per_record, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(red.per_draw, per_draw, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(acc.reduce_sum(draws, c), sums, rtol=1e-11, atol=1e-9)
-    np.testing.assert_allclose(acc(draws), F, rtol=1e-12, atol=1e-12)
+    _assert_reduces_like(acc, draws, F, c)
     # the original object keeps the plain sum; ones give it bit for bit
     F0 = brute(parts, data, draws)
     np.testing.assert_allclose(plain(draws), F0, rtol=1e-12, atol=1e-12)
