@@ -432,7 +432,10 @@ def synthesize(
         every numeric column with no declared model, grid or bins gets its integer-ness, its
         support (unless declared in ``bounds``), a zero spike and its bins from differentially
         private releases (pure epsilon, add/remove; each column in turn gets the budget left
-        over the columns still to come); values beyond a DP bound are coded to it. The column
+        over the columns still to come, the columns with a declared range first); a value
+        beyond a DP bound enters the later columns as the bound, and its own column's model
+        censors it into the outermost bin inside (binned) or leaves it out (a grid's points:
+        truncated), so no synthetic value piles on the bound. The column
         is then modelled over its support (every integer of it, or a histogram density), so no
         synthetic value leaves it. ``None`` reads
         these choices from the data instead (pseudopost 0.1's automatic families), which the
@@ -610,7 +613,7 @@ def synthesize(
         knots = {c: v for c, v in knots.items()
                  if c in (knots_declared or {}) or c not in untouched
                  or np.any(split_status(frame[c], tuple(untouched[c]), (), name=c)[0] == 0)}  # fmt: skip
-        data = structure.apply(frame, untouched)
+        data = structure.apply(frame, untouched, numeric=False)
         if derived_d:  # recomputed from their inputs as the structure stage coded them
             data = derive(data, derived_d, {c: frame[c].dtype for c in derived_d})
     elif bounds:
@@ -641,6 +644,7 @@ def synthesize(
         shift_only=shift_only,
         uniform_in_bins=uniform_in_bins,
         value_counts=value_counts,
+        truncate=structure.supports() if structure is not None else None,
     )
     mechanism = PseudoPosterior(
         model,

@@ -75,6 +75,19 @@ class Bins:
         j = np.searchsorted(e, np.asarray(x, dtype=np.float64), side="right") - 1
         return np.clip(j, 0, self.n_bins - 1).astype(np.int64)
 
+    def inner_index(self, x: np.ndarray, step: float | None = None) -> np.ndarray:
+        """:meth:`index`, but a value in an end bin that holds its end grid point alone (at
+        most ``step`` wide, :func:`~pseudopost.mechanisms.structure._end_bins`) goes to the next
+        bin in: a value beyond a truncated support, coded to its end, is censored into the
+        outermost bin of the support's interior rather than piled on the end point."""
+        j = self.index(x)
+        if step is None or self.n_bins < 3:
+            return j
+        w = np.diff(np.asarray(self.edges))
+        first, last = w[0] <= step * (1 + 1e-9), w[-1] <= step * (1 + 1e-9)
+        j = np.where((j == 0) & first, 1, j)
+        return np.where((j == self.n_bins - 1) & last, self.n_bins - 2, j)
+
     def draw(self, j: np.ndarray, u: np.ndarray) -> np.ndarray:
         """A uniform position ``u`` in (0, 1) inside each bin ``j``."""
         e = np.asarray(self.edges)

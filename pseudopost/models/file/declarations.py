@@ -243,6 +243,14 @@ class Declarations:
         :data:`~pseudopost.models.file.plan.SCALE_MIN_RECORDS` counted values per predictor
         feature is shift-only (:func:`~pseudopost.models.file.plan.make_plan`); for a column
         with no count the number of records stands in (an upper bound).
+    truncate : dict
+        Column -> a public support ``(low, high)`` (the structure stage's DP support): an
+        observed value beyond it enters the later columns' designs as the nearer end; in the
+        column's own model a binned value part censors it into the outermost bin of the
+        support's interior (not the end point's own bin), and the grid-point, heap and
+        grid_ordinal value parts leave it out (each record's term depends on its own value
+        only). Coded to the end in its own model too, a tail cut by a DP support became a
+        spike on the end that the data do not have (2 % of SLID's synthetic wages at 39.81).
     """
 
     order: tuple[str, ...] | None = None
@@ -267,6 +275,7 @@ class Declarations:
     uniform_in_bins: tuple[str, ...] = ()
     hierarchy: dict = field(default_factory=dict)
     value_counts: dict = field(default_factory=dict)
+    truncate: dict = field(default_factory=dict)
 
     @classmethod
     def from_arguments(
@@ -294,6 +303,7 @@ class Declarations:
         uniform_in_bins: Sequence[str] = (),
         hierarchy: Mapping[str, str] | None = None,
         value_counts: Mapping[str, float] | None = None,
+        truncate: Mapping[str, Sequence[float]] | None = None,
     ) -> Declarations:
         """Check and normalise the arguments (types only; the data are checked later)."""
         if isinstance(missing_codes, Codebook):
@@ -414,6 +424,7 @@ class Declarations:
             uniform_in_bins=_names(uniform_in_bins, "uniform_in_bins"),
             hierarchy=hier,
             value_counts=_counts(value_counts),
+            truncate=_supports(truncate),
         )
 
     def named_columns(self) -> dict[str, list[str]]:
@@ -437,6 +448,7 @@ class Declarations:
             "uniform_in_bins": list(self.uniform_in_bins),
             "hierarchy": [*self.hierarchy, *self.hierarchy.values()],
             "value_counts": list(self.value_counts),
+            "truncate": list(self.truncate),
         }
         if self.order is not None:
             out["order"] = list(self.order)
@@ -452,6 +464,25 @@ def _counts(counts: Mapping[str, float] | None) -> dict[str, float]:
                 f"The value count of column {c!r} must be a finite number >= 0. Got {v!r}."
             )
         out[c] = float(v)
+    return out
+
+
+def _supports(supports: Mapping[str, Sequence[float]] | None) -> dict[str, tuple[float, float]]:
+    out = {}
+    for c, v in _mapping(supports, "truncate").items():
+        try:
+            lo, hi = (float(x) for x in v)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"The support of column {c!r} under 'truncate' must be a pair (low, high). "
+                f"Got {v!r}."
+            ) from None
+        if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
+            raise ValueError(
+                f"The support of column {c!r} under 'truncate' must be finite with low <= "
+                f"high. Got {v!r}."
+            )
+        out[c] = (lo, hi)
     return out
 
 

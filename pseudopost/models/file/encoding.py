@@ -17,7 +17,7 @@ inverse keeping the input's dtype and categories).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -74,6 +74,10 @@ class EncodedColumn:
         The levels present (categorical columns): observed values first, then statuses.
     statuses : tuple of int
         The status codes present, in increasing order.
+    beyond : numpy.ndarray or None
+        Observed records whose value lay beyond a declared ``truncate`` support: their values
+        hold the nearer end (the later columns' designs) and the column's value parts leave
+        them out (:attr:`valued`).
     """
 
     name: str
@@ -85,6 +89,7 @@ class EncodedColumn:
     ordered: bool
     levels: tuple[Level, ...]
     statuses: tuple[int, ...]
+    beyond: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -93,6 +98,28 @@ class EncodedColumn:
     @property
     def numeric(self) -> bool:
         return self.info.kind in ("integer", "float")
+
+    @property
+    def valued(self) -> np.ndarray:
+        """The records the column's value parts model: observed, and not beyond a truncated
+        support."""
+        obs = self.status == 0
+        return obs if self.beyond is None else obs & ~self.beyond
+
+    def truncated(self, low: float, high: float) -> EncodedColumn:
+        """This column with its observed values beyond ``[low, high]`` coded to the nearer end
+        and marked :attr:`beyond` (a numeric column; the input is not changed). When every
+        observed value lies beyond (a support that missed the data: a small file's guess),
+        they are coded to the ends and modelled there, as there is nothing inside to model."""
+        v = np.asarray(self.values, dtype=np.float64)
+        obs = self.status == 0
+        beyond = obs & ((v < low) | (v > high))
+        if not beyond.any():
+            return self
+        values = np.where(beyond, np.clip(v, low, high), v)
+        if np.array_equal(beyond, obs):
+            return replace(self, values=values)
+        return replace(self, values=values, beyond=beyond)
 
     @property
     def observed_levels(self) -> tuple[Level, ...]:

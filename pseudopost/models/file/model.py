@@ -299,31 +299,35 @@ def _part_outcome(p: ColumnPlan, pp: PartPlan) -> np.ndarray:
     elif pp.role == "status":
         key = c.status
     elif pp.role == "heap":
-        active = active & (c.status == 0)
+        active = active & c.valued
         key = np.zeros(c.n, dtype=np.int64)
         key[active] = p.heaps.labels(np.asarray(c.values, dtype=np.float64)[active])
     elif pp.role == "nested":  # the (parent level, level) pair (nesting module)
         return p.nesting.real.copy()
     elif pp.role == "points":  # the grid point inside the value's bin (bin_points module)
-        active = active & (c.status == 0)
+        active = active & c.valued
         y = np.full(c.n, np.nan)
         y[active] = p.bin_points.levels(np.asarray(c.values, dtype=np.float64)[active])
         return y
     elif c.ordered:
         key = c.level_codes(c.status, c.values)
-        active = active & (c.status == 0)
+        active = active & c.valued
     elif p.bins is not None:  # binned part: the bin of each value
-        active = active & (c.status == 0)
+        valued = active & c.valued
         y = np.full(c.n, np.nan)
-        y[active] = p.bins.index(np.asarray(c.values, dtype=np.float64)[active])
+        y[valued] = p.bins.index(np.asarray(c.values, dtype=np.float64)[valued])
+        if c.beyond is not None:  # censored into the outermost bin of positive width
+            rows = active & c.beyond
+            step = p.grid.step if p.grid is not None else None
+            y[rows] = p.bins.inner_index(np.asarray(c.values, dtype=np.float64)[rows], step)
         return y
     elif p.points is not None:  # cumulative part: the index of the nearest grid point
-        active = active & (c.status == 0)
+        active = active & c.valued
         y = np.full(c.n, np.nan)
         y[active] = p.grid.nearest(p.points, np.asarray(c.values, dtype=np.float64)[active])
         return y
     else:
-        active = active & (c.status == 0)
+        active = active & c.valued
         return np.where(active, np.asarray(c.values, dtype=np.float64), np.nan)
     y = np.full(c.n, np.nan)
     idx = np.searchsorted(pp.codes, key[active])

@@ -562,7 +562,7 @@ def _bin_points(col, bins, grid, heaps, active) -> BinPoints | None:
     a stepped recording grid without declared heaps (declared heaps keep the heap part)."""
     if bins is None or grid is None or grid.listed or heaps is not None:
         return None
-    observed = active & (col.status == 0)
+    observed = active & col.valued
     x = np.asarray(col.values, dtype=np.float64)[observed]
     return BinPoints.build(bins, grid, x, forbidden=(*col.info.codes, *col.info.spikes))
 
@@ -620,7 +620,7 @@ def _column_parts(
         parts.append(PartPlan("status", part, present, inputs, left))
     elif present.size == 1:
         constant = int(present[0])
-    observed = active & (col.status == 0)
+    observed = active & col.valued
     value_constant = heap_constant = None
     if heaps is not None and observed.any():
         labels = heaps.labels(np.asarray(col.values, dtype=np.float64)[observed])
@@ -710,6 +710,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
                     many_levels=None if decl.predictor_matrix.get(c) else MANY_LEVELS)  # fmt: skip
         col = encode(s, c, position[c], codes=codes, spikes=ch.spikes,
                      categorical=ch.categorical or ch.ordered, ordered=ch.ordered)  # fmt: skip
+        if c in decl.truncate and col.numeric and not col.categorical:
+            col = col.truncated(*decl.truncate[c])
         if c in order:
             _check_spikes(ch, col)
         choices[c], encoded[c] = ch, col

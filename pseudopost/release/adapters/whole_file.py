@@ -86,8 +86,9 @@ same spec and data give the same structure in ``validate``, the release and ``ac
 every synthesized numeric column with no declared model, grid or bins gets its
 integer-ness, its support (unless ``bounds`` declares a codebook range), a zero spike and its
 bins from pure epsilon-DP releases of the budget ``file.structure_epsilon``; the structure's
-declarations go under the spec's own, and values beyond a DP bound are coded to it before the
-fit. The release's statement carries ``structure_epsilon`` (charged once: ``m * epsilon +
+declarations go under the spec's own, and a value beyond a DP bound enters the later
+columns' designs as the bound and is censored into its own column's outermost inner bin or
+left out of its model (the file model's ``truncate``). The release's statement carries ``structure_epsilon`` (charged once: ``m * epsilon +
 structure_epsilon``), and ``privacy.json`` and the report record the stage column by column.
 ``structure_epsilon = "none"`` (or ``false``) reads these choices from the data instead, which
 the statement flags as not covered.
@@ -620,7 +621,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 spikes[c] = [*spikes.get(c, ()), *v]
             kw["spikes"] = spikes
             untouched = {c: [*codes.get(c, ()), *spikes.get(c, ())] for c in structure.columns}
-            coded = structure.apply(frame, untouched)
+            coded = structure.apply(frame, untouched, numeric=False)
+            kw["truncate"] = structure.supports()
             if derived:  # recomputed from their inputs as the structure stage coded them
                 coded = derive(coded, derived, {c: frame[c].dtype for c in derived})
             out = _Structured(structure, coded, kw, said)
@@ -868,7 +870,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                 "stage": "structure stage (integer-ness, bounds, zero spike, bins)",
                 "epsilon": se,
                 "note": "pure epsilon-DP, add/remove, once per release; real values beyond a "
-                "DP bound coded to it before the fit",
+                "DP bound enter later columns as the bound; their own column's model "
+                "censors them into its outermost inner bin or leaves them out",
             }
         record["stages"] = [stage, *record.get("stages", [])]
         record["budget"] = {

@@ -282,3 +282,40 @@ def test_kept_and_dropped_columns(frame):
     assert all(p.design.columns[0] == "sex" for p in plan.plans)
     table = plan.choices().set_index("column")
     assert table.loc["sex", "role"] == "kept" and table.loc["region", "role"] == "dropped"
+
+
+def test_truncate_codes_a_value_beyond_to_the_end_and_leaves_it_out_of_its_own_model():
+    """``truncate`` (the structure stage's DP supports): an observed value beyond the support
+    holds the nearer end in the column's values (the later columns' designs) and is marked
+    ``beyond``; a binned value part censors it into the outermost bin of positive width (not
+    the end point's own bin), its grid-point part and a grid_ordinal value part leave it out.
+    The input frame is not changed."""
+    rng = np.random.default_rng(5)
+    n = 200
+    x = rng.uniform(0.0, 10.0, n).round(2)
+    x[:6] = [12.5, 30.0, 99.0, -3.0, -1.0, 55.0]
+    k = rng.integers(0, 9, n)
+    k[6:9] = [20, 40, -5]
+    frame = pd.DataFrame({"x": x, "k": k, "y": rng.choice(["a", "b"], n)})
+    before = frame.copy(deep=True)
+    edges = [0.0, 2.5, 5.0, 7.5, 9.995, 10.0]  # the last bin holds the end point 10 alone
+    model = FileModel(grid={"x": {"step": 0.01, "digits": 2}, "k": {"step": 1, "bounds": [0, 8]}},
+                      bins={"x": edges}, truncate={"x": (0, 10), "k": (0, 8)})  # fmt: skip
+    prepared = model.prepare(frame)
+    pd.testing.assert_frame_equal(frame, before)
+    cols = _by_name(prepared.plan)
+    cx, ck = cols["x"].column, cols["k"].column
+    np.testing.assert_array_equal(cx.values[:6], [10, 10, 10, 0, 0, 10])
+    np.testing.assert_array_equal(cx.beyond, np.arange(n) < 6)
+    np.testing.assert_array_equal(ck.values[6:9], [8, 8, 0])
+    np.testing.assert_array_equal(ck.beyond, (np.arange(n) >= 6) & (np.arange(n) < 9))
+    data = dict(zip([p.name for p in model.parts(prepared)], model.part_data(prepared), strict=True))
+    value = data["x.value"]
+    assert value.active[:6].all()
+    np.testing.assert_array_equal(value.y[:6], [3, 3, 3, 0, 0, 3])  # not bin 4, [9.995, 10]
+    assert not data["x.points"].active[:6].any() and data["x.points"].active[6:].all()
+    assert not data["k.value"].active[6:9].any() and data["k.value"].active[9:].all()
+    with pytest.raises(ValueError, match=r"'truncate' must be a pair"):
+        Declarations.from_arguments(truncate={"x": 3})
+    with pytest.raises(ValueError, match=r"finite with low <= high"):
+        Declarations.from_arguments(truncate={"x": (5, 1)})
