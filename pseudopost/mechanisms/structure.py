@@ -427,8 +427,9 @@ def _warn_thin_tails(thin: list, n: int) -> None:
     (:func:`~pseudopost.privacy.structure.dp_support`) grows into a tail only where the tail's
     cell holds about :math:`(\ln 2 + m)/\varepsilon` records
     (:data:`~pseudopost.privacy.structure.SUPPORT_TAIL_MARGIN`), more than
-    :data:`THIN_TAIL_SHARE` of the ``n`` records: a thinner tail is cut (truncated out of the
-    column's model, coded to the edge in the later columns' designs). Public facts only (the budgets and the number of records). On an
+    :data:`THIN_TAIL_SHARE` of the ``n`` records: a thinner tail is cut (censored into the
+    outermost inner bin or left out of the column's model, coded to the edge in the later
+    columns' designs). Public facts only (the budgets and the number of records). On an
     800-record sample of the German credit file (no codebook) the threshold was about 210
     records, and the 29 records with 3 or 4 existing credits were cut (2 in the later
     columns' designs)."""
@@ -439,7 +440,7 @@ def _warn_thin_tails(thin: list, n: int) -> None:
         f"{len(thin)} numeric column(s) have a support budget too small for thin tails: a tail "
         f"whose cell holds fewer than about {_span(min(taus), max(taus), '.0f')} records "
         f"({shares} of the {n} records) may "
-        f"be cut (left out of the column's model, no synthetic value beyond it): {names}. Declare their codebook "
+        f"be cut (no synthetic value beyond the support's edge): {names}. Declare their codebook "
         f"ranges (bounds={{column: (low, high)}}: no budget), or raise structure_epsilon.",
         StructureWarning,
         stacklevel=3,
@@ -1254,7 +1255,12 @@ def estimate_structure(
     first = [c for c in numeric if c in declared]
     order = [*first, *(c for c in numeric if c not in declared), *text]
     left = float(structure_epsilon) - per_parent * len(parents)
-    knotted = set(numeric[:KNOT_MAX_COLUMNS]) - set(declared_knots)
+    # knots for the first KNOT_MAX_COLUMNS numeric columns that can carry them: not a column
+    # whose declared range holds fewer than 6 integers (a 1-4 rating gets no knots, so it must
+    # not take a place: German credit's four such columns took two of the four, and age, the
+    # fifth numeric column, entered every later model linearly)
+    small = {c for c in declared if declared[c][1] - declared[c][0] < 5}
+    knotted = set([c for c in numeric if c not in small][:KNOT_MAX_COLUMNS]) - set(declared_knots)
     coarse: list[tuple[LevelStructure, float]] = []
     thin: list[tuple[str, float]] = []
     for i, c in enumerate(order):

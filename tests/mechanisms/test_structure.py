@@ -127,6 +127,31 @@ def test_budget_a_column_leaves_goes_to_the_later_columns():
     assert s.epsilon == pytest.approx(sum(c.epsilon for c in s.charges))
 
 
+def test_columns_with_a_declared_range_take_their_shares_first_and_no_knot_places():
+    """A declared 1-4 rating spends nothing on a small file (no support, no knots), so it takes
+    its share first and the columns whose support and bins are released get the whole budget
+    (after them in the frame, they left half of it unspent: German credit, 0.44 of 1). The
+    structure keeps the frame's column order. A rating holds too few values for knots, so
+    it takes none of the KNOT_MAX_COLUMNS places: the fifth numeric column gets knots."""
+    rng = np.random.default_rng(8)
+    n = 800
+    frame = pd.DataFrame({"income": np.round(np.exp(rng.normal(8, 1, n))), "x": rng.normal(size=n),
+                          "r1": rng.integers(1, 5, n), "r2": rng.integers(1, 5, n)})  # fmt: skip
+    s = estimate_structure(frame, list(frame.columns), bounds={"r1": (1, 4), "r2": (1, 4)},
+                           rng=np.random.default_rng(1))  # fmt: skip
+    assert list(s.columns) == list(frame.columns)
+    assert s.columns["r1"].epsilon == s.columns["r2"].epsilon == 0.0
+    assert s.columns["income"].epsilon == pytest.approx(0.5)
+    assert s.epsilon == pytest.approx(1.0)
+    n = 3000
+    ratings = {f"r{k}": rng.integers(1, 5, n) for k in range(4)}
+    frame = pd.DataFrame({**ratings, "age": rng.integers(18, 91, n)})
+    s = estimate_structure(frame, list(frame.columns), bounds={c: (1, 4) for c in ratings},
+                           rng=np.random.default_rng(1))  # fmt: skip
+    assert len(s.columns["age"].knots) == len(KNOT_PROBS)
+    assert all(s.columns[c].knots == () for c in ratings)
+
+
 def test_declared_range_refuses_a_value_outside_naming_the_row():
     frame = _survey(50)
     frame.loc[7, "age"] = 130
