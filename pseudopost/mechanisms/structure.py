@@ -1255,11 +1255,13 @@ def estimate_structure(
     first = [c for c in numeric if c in declared]
     order = [*first, *(c for c in numeric if c not in declared), *text]
     left = float(structure_epsilon) - per_parent * len(parents)
-    # knots for the first KNOT_MAX_COLUMNS numeric columns that can carry them: not a column
-    # whose declared range holds fewer than 6 integers (a 1-4 rating gets no knots, so it must
-    # not take a place: German credit's four such columns took two of the four, and age, the
-    # fifth numeric column, entered every later model linearly)
-    small = {c for c in declared if declared[c][1] - declared[c][0] < 5}
+    # knots for the first KNOT_MAX_COLUMNS numeric columns that can carry them: not an integer
+    # column whose declared range holds fewer than 6 integers (a 1-4 rating gets no knots, so it
+    # must not take a place: German credit's four such columns took two of the four, and age,
+    # the fifth numeric column, entered every later model linearly); a float column's range says
+    # nothing of how many values it holds (heights in metres, 1.27-2.11)
+    small = {c for c in numeric if c in declared and column_kind(frame[c]) == "integer"
+             and declared[c][1] - declared[c][0] < 5}  # fmt: skip
     knotted = set([c for c in numeric if c not in small][:KNOT_MAX_COLUMNS]) - set(declared_knots)
     coarse: list[tuple[LevelStructure, float]] = []
     thin: list[tuple[str, float]] = []

@@ -145,10 +145,12 @@ def test_columns_with_a_declared_range_take_their_shares_first_and_no_knot_place
     assert s.epsilon == pytest.approx(1.0)
     n = 3000
     ratings = {f"r{k}": rng.integers(1, 5, n) for k in range(4)}
-    frame = pd.DataFrame({**ratings, "age": rng.integers(18, 91, n)})
-    s = estimate_structure(frame, list(frame.columns), bounds={c: (1, 4) for c in ratings},
+    height = rng.normal(1.7, 0.1, n).clip(1.3, 2.1).round(2)  # a float's range: many values
+    frame = pd.DataFrame({**ratings, "height": height, "age": rng.integers(18, 91, n)})
+    s = estimate_structure(frame, list(frame.columns),
+                           bounds={**{c: (1, 4) for c in ratings}, "height": (1.27, 2.11)},
                            rng=np.random.default_rng(1))  # fmt: skip
-    assert len(s.columns["age"].knots) == len(KNOT_PROBS)
+    assert len(s.columns["age"].knots) == len(s.columns["height"].knots) == len(KNOT_PROBS)
     assert all(s.columns[c].knots == () for c in ratings)
 
 
