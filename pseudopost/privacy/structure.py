@@ -590,6 +590,47 @@ def _connected(
     return ends[0], ends[1]
 
 
+#: the widest run of adjacent cells :func:`_unlocated_run` considers
+UNLOCATED_RUN = 4
+#: :func:`_unlocated_run` guesses among cells of magnitude at most this (a public prior: a
+#: column whose values reach past a million holds them in a wide cell of its own)
+UNLOCATED_MAGNITUDE = 1e6
+
+
+def _unlocated_run(
+    noisy: np.ndarray, edges: np.ndarray, widest: int = UNLOCATED_RUN,
+    magnitude: float = UNLOCATED_MAGNITUDE,
+) -> tuple[int, int]:  # fmt: skip
+    r"""First and last cell of the run of at most ``widest`` adjacent cells of magnitude at most
+    ``magnitude`` whose noisy counts have the largest sum over the square root of its width,
+    :math:`\max_{w, k} \sum_{j=k}^{k+w-1} \tilde c_j / \sqrt w`: :func:`dp_support`'s guess
+    when no cell passes.
+
+    A small column's values fill a few adjacent cells (a 0/1 answer two unit cells, a stage
+    1-4 four), none of which reaches the threshold alone, while the largest of K cells of pure
+    noise is about :math:`\ln K/\varepsilon`; the sum over w cells grows w times in signal and
+    about :math:`\sqrt w` times in noise, and leaving out the cells beyond a million in
+    magnitude (a public prior) halves K. Simulated at the support epsilon 0.024-0.03 of a
+    418-record, 20-column file (``survival::pbc``, 2,000 draws each), the guess holds the
+    median of a 0/1 column in 87 % of draws (the single largest cell it replaced: 38 %, and
+    the file's synthetic 0/1 answers were :math:`10^{10}`), of a stage 1-4 in 95 % (28 %), of
+    300 log-normal amounts in 97 % (85 %), of ages 20-79 in 99 % (99 %); a guess a hundred
+    times beyond the data, 0.6-4 % of draws (single cells: up to 10 %). Post-processing of the
+    noisy counts."""
+    mag = np.maximum(np.abs(edges[:-1]), np.abs(edges[1:]))
+    far = (mag > magnitude).astype(np.float64)
+    if far.all():
+        far[:] = 0.0
+    best, out = -np.inf, (0, 0)
+    for w in range(1, min(int(widest), noisy.size) + 1):
+        sums = np.convolve(noisy, np.ones(w), "valid") / math.sqrt(w)
+        sums = np.where(np.convolve(far, np.ones(w), "valid") == 0.0, sums, -np.inf)
+        k = int(np.argmax(sums))
+        if sums[k] > best:
+            best, out = float(sums[k]), (k, k + w - 1)
+    return out
+
+
 def _support_from(
     noisy: np.ndarray, edges: np.ndarray, tau: float, heavy: float, tau_next: float, gap: int
 ):
@@ -609,8 +650,9 @@ def _support_from(
         strong = np.flatnonzero(noisy >= 2.0 * tau)
         if strong.size:
             first, last = min(first, int(strong[0])), max(last, int(strong[-1]))
-    else:  # no cell passes (a small file): the cell of the largest noisy count
-        bulk = first = last = int(np.argmax(noisy))
+    else:  # no cell passes (a small file): the run of cells of the largest scaled noisy sum
+        first, last = _unlocated_run(noisy, edges)
+        bulk = first + int(np.argmax(noisy[first : last + 1]))
     # an integer column's unit cells (one per integer inside (-10, 10)); a value of the sign
     # the bulk does not have (-1 in a 0/1 or an hours column) is a value of another kind, so a
     # negative unit cell next to a nonnegative bulk joins only at the first threshold tau
@@ -669,11 +711,11 @@ def _support_from(
 class SupportBounds(tuple):
     """``(low, high)`` of :func:`dp_support` (unpacks as a pair), with ``located``: whether some
     cell's noisy count reached the pass threshold. When none did (a small or sparse column at
-    its budget), the support is the cell of the largest noisy count, which among K cells of
-    Laplace noise of scale :math:`1/\varepsilon` lands on an empty cell as readily as on the
-    data: the 85 positive capital losses of a 2,000-record Adult sample, at the support's
-    epsilon 0.05, got an empty cell in about 37 % of draws. Post-processing of the same noisy
-    counts: no budget."""
+    its budget), the support is a guess, the run of adjacent cells of :func:`_unlocated_run`,
+    which among K cells of Laplace noise of scale :math:`1/\varepsilon` can land on empty
+    cells: the 85 positive capital losses of a 2,000-record Adult sample, at the support's
+    epsilon 0.033 and one cell per decade, are missed in about two draws of three (the signal
+    is under three noise scales). Post-processing of the same noisy counts: no budget."""
 
     located: bool
 
@@ -697,10 +739,11 @@ def dp_support(
     are pure :math:`\varepsilon`-DP (Dwork, McSherry, Nissim & Smith 2006). The rest is
     post-processing: the cells whose noisy count reaches :func:`support_threshold` over all K
     cells with ``margin`` 5 (an empty cell anywhere passes with probability about
-    :math:`\tfrac12 e^{-5}` = 0.3 %) (the largest noisy cell when none does), and of them the
+    :math:`\tfrac12 e^{-5}` = 0.3 %), and of them the
     ones connected to the largest (the bulk) across runs of at most one decade of failing cells
     (:func:`support_gap`; cells inside [-1, 1], or reaching the lower threshold below, crossed
-    freely; the cell of 0 is not the bulk when another cell passes), so an empty cell that passes
+    freely; the cell of 0 is not the bulk when another cell passes; when none passes, the run
+    of up to four adjacent cells, of magnitude at most a million, of :func:`_unlocated_run`), so an empty cell that passes
     far from the data cannot stretch the support to it (a CPS wage column's support reached
     :math:`10^{11}` so, its synthetic wages with it), while a cell at twice the threshold is
     kept wherever it lies (a separate cluster);

@@ -789,3 +789,29 @@ def test_recording_grid_finds_each_public_grid_and_its_releases_have_sensitivity
         assert np.abs(v1 - v0)[: len(ms._DECIMAL) + 1].sum() == o1 - o0  # one cell if off
     cats = ms._first_decimal(np.array([2.5, 0.75, 0.3, 0.07, np.pi]))
     np.testing.assert_array_equal(cats, [0, 1, 2, 3, 4])
+
+
+def test_hundredths_are_taken_with_a_tenth_of_the_values_off_them_and_a_finer_grid_is_not():
+    """An income in thousands recorded mostly in round figures (whole units, tenths,
+    hundredths) with a tenth of its values computed to many decimals is taken on hundredths
+    (FINEST_SLACK: its heaps are then kept by the bin-points part), not on tenths (a fifth of
+    its values lie off them: the coarser grids keep the strict INTEGER_SLACK). With a quarter
+    of the values computed the column stays continuous."""
+    from pseudopost.mechanisms import structure as ms
+
+    n = 4000
+
+    def income(rng, computed_share):
+        v = np.exp(rng.normal(1.0, 0.4, n))
+        digits = rng.choice([0, 1, 2], n, p=[0.3, 0.5, 0.2])
+        x = np.select([digits == 0, digits == 1], [np.round(v), np.round(v, 1)], np.round(v, 2))
+        computed = rng.random(n) < computed_share
+        x[computed] = v[computed]
+        return x
+
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        got = ms._recording_grid(income(rng, 0.10), float(n), 50.0, np.random.default_rng(seed))
+        assert got == (2, 0.01)
+        got = ms._recording_grid(income(rng, 0.25), float(n), 50.0, np.random.default_rng(seed))
+        assert got == (None, None)
