@@ -16,6 +16,7 @@ epsilons. A file whose identifier column the package refuses is run again withou
 from __future__ import annotations
 
 import argparse
+import subprocess
 import time
 import warnings
 
@@ -73,12 +74,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--files", nargs="*", default=list(FILES))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--peer-timeout", type=float, default=600.0,
+                    help="seconds synthpop's syn() may take on a file (then NaN)")
     args = ap.parse_args()
     rows = []
     for spec in args.files:
         frame, out, wall = run_pseudopost(load(spec), args.seed)
         syn = out.synthetic[frame.columns]
-        peer = synthpop(frame, seed=args.seed)
+        try:
+            peer = synthpop(frame, seed=args.seed, timeout=args.peer_timeout)
+        except subprocess.TimeoutExpired:
+            peer = None
+            print(f"{spec}: synthpop did not finish in {args.peer_timeout:.0f} s", flush=True)
         ours = utility_gen(frame, syn, seed=args.seed)
         theirs = utility_gen(frame, peer.synthetic, seed=args.seed) if peer else None
         choices = out.choices
