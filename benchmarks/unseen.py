@@ -6,7 +6,8 @@ they are, with no codebook fact at all (no ranges, no levels, no missing codes, 
 columns: harsher than the issue's setting, where a codebook's facts are given), and prints per
 file: wall seconds of each synthesizer and their ratio, synthpop's ``utility.gen`` S_pMSE of
 one synthetic file each (weighted pseudopost release) and their ratio, the synthetic values
-outside the real range (allowed inside a DP support, reported), the columns whose DP support
+outside the real range or not whole where every real value is (``defaults.outside``; allowed
+inside a DP support, reported), the columns whose DP support
 no cell located (a guess: :data:`pseudopost.mechanisms.structure.UNLOCATED`), and the two
 epsilons. A file whose identifier column the package refuses is run again without it.
 
@@ -22,6 +23,7 @@ import warnings
 
 import pandas as pd
 from _common import report
+from defaults import outside, real_ranges
 
 import pseudopost as pp
 
@@ -58,15 +60,6 @@ def run_pseudopost(frame: pd.DataFrame, seed: int):
         return frame, out, time.perf_counter() - start
 
 
-def outside_real(real: pd.DataFrame, syn: pd.DataFrame) -> int:
-    n = 0
-    for c in real.columns:
-        if pd.api.types.is_numeric_dtype(real[c]) and not pd.api.types.is_bool_dtype(real[c]):
-            s = pd.to_numeric(syn[c], errors="coerce")
-            n += int(((s < real[c].min()) | (s > real[c].max())).sum())
-    return n
-
-
 def main() -> None:
     from _synthpop import synthesize as synthpop
     from _synthpop import utility_gen
@@ -97,7 +90,7 @@ def main() -> None:
             "pseudopost s": wall, "synthpop s": peer.wall_seconds if peer else float("nan"),
             "S_pMSE pseudopost": ours["S_pMSE"] if ours else float("nan"),
             "S_pMSE synthpop": theirs["S_pMSE"] if theirs else float("nan"),
-            "outside real range": outside_real(frame, syn),
+            "outside real range": outside(syn, real_ranges(frame, {}))[0],
             "unlocated supports": ", ".join(unlocated),
             "structure epsilon": out.structure_epsilon, "mechanism epsilon": out.epsilon,
         }  # fmt: skip
