@@ -144,10 +144,13 @@ class LevelsModel(Protocol):
     """Capability ``"levels"``: categorical levels that ``weight_floor``, ``rake_min_weight``
     and ``part_rake`` of :class:`~pseudopost.PseudoPosterior` keep."""
 
-    def level_groups(self, prepared: Prepared, *, values: int = 0) -> dict[str, np.ndarray]:
+    def level_groups(
+        self, prepared: Prepared, *, values: int = 0, runs: int = 0
+    ) -> dict[str, np.ndarray]:
         """Per level part, each record's level as an integer code (-1 where the part is not
         active); with ``values`` > 0 also each value part over at most that many outcome
-        points, each record's point (what ``part_rake`` rakes)."""
+        points, each record's point, and with ``runs`` > 0 each value part over more points,
+        each record's run of consecutive points (what ``part_rake`` rakes)."""
 
 
 #: capability name -> its protocol

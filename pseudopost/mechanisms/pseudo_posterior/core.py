@@ -137,6 +137,12 @@ FILE_PART_RAKE = True
 #: value parts over at most this many points or bins are raked point by point too (a 0/1
 #: answer, days of the week), with the categorical, status and heap parts
 PART_RAKE_VALUES = 20
+#: ... and a value part over more points or bins is raked over this many runs of consecutive
+#: points (FileModel.level_groups' ``runs``): the risk weights of a census file move its
+#: grids' margins too. Fertility (1980 PUMS, 203,723 records), weeks worked on the grid 0-52:
+#: 47.1 % of the records work 0 weeks, 53.4 % of the weighted release's before (its one-way
+#: S_pMSE 53, the unweighted release's 0.5)
+PART_RAKE_RUNS = 20
 _NO_CENSOR = 1e300  # censor bound of the unweighted (ordinary) posterior of a censored model
 
 
@@ -207,7 +213,8 @@ class PseudoPosterior:
         a whole-file model). 0 (default) is the papers' weights.
     part_rake
         After the floor, give each categorical, status and heap part of a whole-file model
-        (and each value part over at most :data:`PART_RAKE_VALUES` points) its own weights
+        (each value part over at most :data:`PART_RAKE_VALUES` points point by point, a wider
+        one over :data:`PART_RAKE_RUNS` runs of consecutive points) its own weights
         :math:`\alpha_i r_{iq}`, lowered (never raised) inside that part alone so that its
         weighted level shares are the data's (:func:`~pseudopost.risk.weights.part_rake`):
         the risk weights no longer move the synthetic margins of those columns (SLID: wages
@@ -566,7 +573,8 @@ class PseudoPosterior:
             parts, data = file_part_data(self.model, prepared)
             groups = None
             if self.part_rake:
-                groups = self.model.level_groups(prepared, values=PART_RAKE_VALUES)
+                groups = self.model.level_groups(prepared, values=PART_RAKE_VALUES,
+                                                  runs=PART_RAKE_RUNS)
             return _Fitted(
                 model=self.model,
                 prepared=prepared,

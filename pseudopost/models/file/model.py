@@ -182,25 +182,32 @@ class FileModel(SynthModel):
                 for pp, d in zip(p.parts, column_data(p, X), strict=True):
                     yield pp.part, d
 
-    def level_groups(self, prepared: Prepared, *, values: int = 0) -> dict[str, np.ndarray]:
-        """Per level, status or heap part, each record's level (-1 where the part is not
+    def level_groups(
+        self, prepared: Prepared, *, values: int = 0, runs: int = 0
+    ) -> dict[str, np.ndarray]:
+        r"""Per level, status or heap part, each record's level (-1 where the part is not
         active): the groups whose shares a weight floor keeps
         (:func:`pseudopost.risk.weights.level_floor`). With ``values`` > 0 also every value
         part over at most ``values`` points or bins (a 0/1 or 0-7 answer modelled over its
-        grid; not a normal part), each record's point or bin
-        (:func:`pseudopost.risk.weights.part_rake`)."""
+        grid; not a normal part), each record's point or bin; with ``runs`` > 0 also every
+        value part over more points or bins, each record's run of consecutive points: the K
+        points cut into ``runs`` runs of nearly equal length (at most K), point k in run
+        :math:`\lfloor k \cdot runs / K \rfloor` (public: the grid's positions, not the
+        data's). Both are what :func:`pseudopost.risk.weights.part_rake` rakes."""
         plan = self._plan(prepared)
         out = {}
         for p in plan.plans:
             for pp in p.parts:
-                small = (
-                    pp.role == "value"
-                    and pp.part.kind == "lookup"
-                    and 0 < getattr(pp.part, "n_levels", values + 1) <= values
-                )
-                if pp.role in ("levels", "status", "heap") or small:
+                k = getattr(pp.part, "n_levels", 0) if pp.part.kind == "lookup" else 0
+                value = pp.role == "value" and k > 0
+                small = value and values > 0 and k <= values
+                wide = value and runs > 0 and k > values
+                if pp.role in ("levels", "status", "heap") or small or wide:
                     y = _part_outcome(p, pp)
-                    out[pp.part.name] = np.where(np.isnan(y), -1, y).astype(np.int64)
+                    y = np.where(np.isnan(y), -1, y).astype(np.int64)
+                    if wide:
+                        y = np.where(y >= 0, (y * min(runs, k)) // k, -1)
+                    out[pp.part.name] = y
         return out
 
     def choices(self, prepared: Prepared) -> pd.DataFrame:

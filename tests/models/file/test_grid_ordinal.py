@@ -239,8 +239,9 @@ def test_few_counted_values_per_predictor_make_a_part_shift_only(setup):
 def test_level_groups_add_small_value_parts_only_when_asked():
     """``values`` > 0 adds each value part over at most that many points (a 0/1 or 0-7
     answer on its bounded grid), each record's point index, -1 where the value is not
-    observed; a grid of more points and a normal part never. The default keeps only the
-    level, status and heap parts (the weight floor's groups)."""
+    observed; a grid of more points only with ``runs``, each record's run of consecutive
+    points (by grid position), and a normal part never. The default keeps only the level,
+    status and heap parts (the weight floor's groups)."""
     rng = np.random.default_rng(4)
     n = 200
     frame = pd.DataFrame({
@@ -264,3 +265,11 @@ def test_level_groups_add_small_value_parts_only_when_asked():
     np.testing.assert_array_equal(days[observed], frame["days"][observed].astype(int))
     assert "score.value" not in model.level_groups(prepared, values=59)
     assert "score.value" in model.level_groups(prepared, values=60)
+    # a wider grid over runs of consecutive points: 60 points in 20 runs of 3, by position
+    runs = model.level_groups(prepared, values=20, runs=20)
+    assert set(runs) - set(wide) == {"score.value"} and "x.value" not in runs
+    np.testing.assert_array_equal(runs["score.value"], frame["score"].to_numpy().astype(int) // 3)
+    np.testing.assert_array_equal(runs["days.value"], days)  # a small grid: point by point
+    # more runs than points: point by point
+    many = model.level_groups(prepared, values=20, runs=100)
+    np.testing.assert_array_equal(many["score.value"], frame["score"].to_numpy().astype(int))
