@@ -66,11 +66,17 @@ __all__ = [
     "sha256_file",
 ]
 
+#: the packages whose versions a manifest records: a release repeats to the digit under the
+#: same seed only on the same install (numba's compiled likelihood kernels and BLAS fix the
+#: rounding of every gradient, and with it the NUTS trajectories: on a new machine and install
+#: at the same commit, YRBSS's epsilon moved from 37.8 to 37.6)
 _VERSIONS = (
     "pseudopost",
     "pymc",
     "pytensor",
     "nutpie",
+    "numba",
+    "opendp",
     "arviz",
     "numpy",
     "scipy",

@@ -68,7 +68,7 @@ def test_manifest_hashes_input_and_outputs(released):
     for name, digest in m["files"].items():
         assert sha256_file(out / name) == digest
     assert m["seed"] == 7
-    for pkg in ("python", "pseudopost", "pymc", "nutpie", "numpy"):
+    for pkg in ("python", "pseudopost", "pymc", "nutpie", "numba", "numpy"):
         assert m["versions"][pkg]
     assert m["timings_seconds"]["fit_total"] > 0
 
