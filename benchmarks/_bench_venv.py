@@ -105,31 +105,18 @@ def risks(
     cols = list(kinds)
     n = min(n_attacks, len(control))
     out = {}
-    so = SinglingOutEvaluator(
-        ori=train,
-        syn=syn,
-        control=control,
-        n_attacks=n,
-        n_cols=3,
-        max_attempts=100_000,
-        seed=seed,
-    ).evaluate(mode="multivariate")
+    common = {"ori": train, "syn": syn, "control": control, "n_attacks": n}
+    so = SinglingOutEvaluator(**common, n_cols=3, max_attempts=100_000, seed=seed).evaluate(
+        mode="multivariate"
+    )
     half = len(cols) // 2
     with _seeded(seed):
         link = LinkabilityEvaluator(
-            ori=train,
-            syn=syn,
-            control=control,
-            n_attacks=n,
-            n_neighbors=10,
-            aux_cols=(cols[:half], cols[half:]),
+            **common, n_neighbors=10, aux_cols=(cols[:half], cols[half:])
         ).evaluate(n_jobs=1)
     with _seeded(seed + 1):
         inf = InferenceEvaluator(
-            ori=train,
-            syn=syn,
-            control=control,
-            n_attacks=n,
+            **common,
             secret=secret,
             aux_cols=[c for c in cols if c != secret],
             regression=kinds[secret] == "numerical",
