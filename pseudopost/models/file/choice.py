@@ -49,8 +49,9 @@ the other categorical columns of public levels by the exponential mechanism (ste
 
 **Many coefficients.** Below that, an unordered categorical column's multinomial logit has
 (K - 1)(p + 1) coefficients; beyond :data:`~pseudopost.models.file.plan.MAX_COEFFICIENTS` (400)
-its widest inputs are left out of its predictors, one at a time, until it fits
-(:func:`~pseudopost.models.file.plan.trimmed_inputs`; Adult's native-country, 42 levels after
+the knots of its numeric inputs are thinned where that keeps more inputs
+(:func:`~pseudopost.models.file.plan.knots_fitting`), and its widest inputs are left out of its
+predictors, one at a time, until it fits (:func:`~pseudopost.models.file.plan.trimmed_inputs`; Adult's native-country, 42 levels after
 columns with 72 design columns, would otherwise have 2,960). The choices table names them; a
 declared ``predictor_matrix`` row overrides.
 

@@ -478,6 +478,51 @@ def trimmed_inputs(
     return tuple(kept), tuple(left)
 
 
+def thinned_knots(knots: tuple[float, ...], j: int) -> tuple[float, ...]:
+    """At most ``j`` of the (sorted) ``knots``, evenly spread over them and the outermost
+    left out first: 5 knots keep their 2nd, 3rd and 4th (``j = 3``), 2nd and 4th (2), middle
+    one (1), none (0). Post-processing of public knots (declared or DP): no budget."""
+    k = len(knots)
+    if k <= j:
+        return tuple(knots)
+    picks = np.round(np.linspace(0, k - 1, j + 2)[1:-1]).astype(int)
+    return tuple(knots[i] for i in picks)
+
+
+def knots_fitting(
+    inputs: tuple[str, ...], features: dict, n_levels: int, cap: int = MAX_COEFFICIENTS
+) -> tuple[int, tuple[str, ...], tuple[str, ...]]:
+    r"""``(j, kept, left out)``: the most knots ``j`` per numeric input (:func:`thinned_knots`)
+    and the inputs :func:`trimmed_inputs` keeps at those widths, for an unordered categorical
+    column with ``n_levels`` levels within ``cap`` coefficients :math:`(K - 1)(p + 1)`: the
+    inputs kept with all knots, and more where fewer knots keep more of them besides those (the
+    fewest left out, then the most knots). ``features``: each input's :class:`ColumnFeatures`
+    as it would enter.
+
+    So the spline terms of the numeric inputs are thinned, all alike, before an input is left
+    out, and as far as that spares one: a knot only bends an effect that the input's value
+    term keeps, while an input left out loses its whole main effect. On Adult, occupation (15
+    levels) lost workclass besides education, and the synthetic file's workclass-by-occupation
+    table had S_pMSE 35.9 against synthpop's 2.1, to keep five knots each of age, the survey
+    weight fnlwgt and education-num; with three each it keeps workclass. Reads the knots (public)
+    and the design's widths only."""
+    most = max((len(features[x].knots) for x in inputs), default=0)
+    best = None
+    for j in range(most, -1, -1):
+        widths = {x: _thinned(features[x], j).width for x in inputs}
+        kept, left = trimmed_inputs(inputs, widths, n_levels, cap)
+        if best is None or (len(left) < len(best[2]) and set(best[1]) <= set(kept)):
+            best = (j, kept, left)
+        if not left:
+            break
+    return best
+
+
+def _thinned(f: ColumnFeatures, j: int) -> ColumnFeatures:
+    knots = thinned_knots(f.knots, j)
+    return f if knots == f.knots else replace(f, knots=knots)
+
+
 def _check_spikes(choice: ColumnChoice, col: EncodedColumn) -> None:
     if choice.family not in _SUPPORT:
         return
@@ -786,15 +831,17 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
                                          if set(names) <= before))  # fmt: skip
     nested = {*decl.hierarchy, *decl.hierarchy.values()}
     _warn_cut_off(tuple(c for c in unlinked if c not in nested), order, inputs_of, encoded)
-    trimmed = {}
+    trimmed, thin = {}, {}
     declared_for = {c2 for where in decl.knot_columns.values() for c2 in where}
     for c in order:  # a many-coefficient multinomial logit: its widest inputs left out
         if (choices[c].categorical and choices[c].model != "dirichlet_categorical"
                 and c not in decl.predictor_matrix and c not in declared_for
                 and len(encoded[c].levels) > 2):  # fmt: skip
-            widths = {x: (linear[x] if x in linear and c not in decl.knot_columns[x]
-                          else features[x]).width for x in inputs_of[c]}  # fmt: skip
-            inputs_of[c], trimmed[c] = trimmed_inputs(inputs_of[c], widths, len(encoded[c].levels))
+            entering = {x: (linear[x] if x in linear and c not in decl.knot_columns[x]
+                            else features[x]) for x in inputs_of[c]}  # fmt: skip
+            j, inputs_of[c], trimmed[c] = knots_fitting(inputs_of[c], entering,
+                                                        len(encoded[c].levels))  # fmt: skip
+            thin[c] = {x: _thinned(entering[x], j) for x in inputs_of[c]}
     for x, where in decl.knot_columns.items():
         for c in where:
             if c not in inputs_of or x not in inputs_of[c]:
@@ -811,7 +858,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         inputs = inputs_of[c]
         design = Design(
             tuple(
-                linear[x] if x in linear and c not in decl.knot_columns[x] else features[x]
+                thin.get(c, {}).get(x)
+                or (linear[x] if x in linear and c not in decl.knot_columns[x] else features[x])
                 for x in inputs
             ),
             interactions_for(inputs, decl.interactions),

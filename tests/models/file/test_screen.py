@@ -13,7 +13,14 @@ import pytest
 import pseudopost as pp
 from pseudopost.models.file import Declarations, make_plan
 from pseudopost.models.file.choice import MANY_LEVELS
-from pseudopost.models.file.plan import MAX_COEFFICIENTS, trimmed_inputs
+from pseudopost.models.file.design import ColumnFeatures
+from pseudopost.models.file.encoding import encode
+from pseudopost.models.file.plan import (
+    MAX_COEFFICIENTS,
+    knots_fitting,
+    thinned_knots,
+    trimmed_inputs,
+)
 from pseudopost.models.file.screen import ID_MIN_DISTINCT, OUTER_BOUND, screen_frame
 
 
@@ -250,3 +257,51 @@ def test_many_coefficient_categorical_plan():
     plan = make_plan(f, Declarations.from_arguments(predictor_matrix={"code": ["region", "x"]}))
     code = {p.name: p for p in plan.plans}["code"]
     assert code.design.columns == ("region", "x") and code.trimmed == ()
+
+
+def test_thinned_knots_leave_the_outermost_out_first():
+    k = (1.0, 2.0, 3.0, 4.0, 5.0)
+    assert thinned_knots(k, 5) == k and thinned_knots(k, 9) == k
+    assert thinned_knots(k, 3) == (2.0, 3.0, 4.0)
+    assert thinned_knots(k, 2) == (2.0, 4.0)
+    assert thinned_knots(k, 1) == (3.0,)
+    assert thinned_knots(k, 0) == ()
+
+
+def _features(name, frame, knots=()):
+    cat = isinstance(frame[name].dtype, pd.CategoricalDtype)
+    return ColumnFeatures(encode(frame[name], name, 0, categorical=cat), knots=knots)
+
+
+def test_knots_thinned_before_an_input_is_left_out():
+    rng = np.random.default_rng(0)
+    n = 200
+    f = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n),
+                      "g": pd.Categorical(rng.choice([f"g{k}" for k in range(9)], n))})
+    knots = (-1.0, -0.5, 0.0, 0.5, 1.0)
+    feats = {"x": _features("x", f, knots), "z": _features("z", f, knots),
+             "g": _features("g", f)}  # fmt: skip
+    assert feats["x"].width == 6 and feats["g"].width == 8
+    # 15 levels: all knots 14 x (1 + 20) = 294 fits: nothing thinned, nothing left out
+    assert knots_fitting(("x", "z", "g"), feats, 15, cap=400) == (5, ("x", "z", "g"), ())
+    # cap 250: all knots leave g out (14 x 21 = 294); with 3 knots each 14 x 17 = 238 keeps it
+    j, kept, left = knots_fitting(("x", "z", "g"), feats, 15, cap=250)
+    assert (j, kept, left) == (3, ("x", "z", "g"), ())
+    assert trimmed_inputs(("x", "z", "g"), {k: v.width for k, v in feats.items()}, 15,
+                          cap=250) == (("x", "z"), ("g",))  # fmt: skip
+    # cap 60: with all knots every input is left out; with none, x and z enter linearly
+    # (14 x 3 = 42) and g (8 indicators) stays out
+    j, kept, left = knots_fitting(("x", "z", "g"), feats, 15, cap=60)
+    assert (j, kept, left) == (0, ("x", "z"), ("g",))
+    assert 14 * (1 + sum(_thin_width(feats[x], j) for x in kept)) <= 60
+    # an input kept with all knots is never traded for others: with a 4-level h, cap 60
+    # keeps h alone at all knots (14 x 4 = 56); with none, x and z (14 x 3) would replace it
+    f["h"] = pd.Categorical(rng.choice(list("abcd"), n))
+    feats["h"] = _features("h", f)
+    assert knots_fitting(("x", "z", "h"), feats, 15, cap=60) == (5, ("h",), ("z", "x"))
+
+
+def _thin_width(f, j):
+    from dataclasses import replace
+
+    return replace(f, knots=thinned_knots(f.knots, j)).width
