@@ -831,14 +831,16 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
                                          if set(names) <= before))  # fmt: skip
     nested = {*decl.hierarchy, *decl.hierarchy.values()}
     _warn_cut_off(tuple(c for c in unlinked if c not in nested), order, inputs_of, encoded)
+    def _entering(x: str, c: str) -> ColumnFeatures:  # x's features in c's design
+        return linear[x] if x in linear and c not in decl.knot_columns[x] else features[x]
+
     trimmed, thin = {}, {}
     declared_for = {c2 for where in decl.knot_columns.values() for c2 in where}
     for c in order:  # a many-coefficient multinomial logit: its widest inputs left out
         if (choices[c].categorical and choices[c].model != "dirichlet_categorical"
                 and c not in decl.predictor_matrix and c not in declared_for
                 and len(encoded[c].levels) > 2):  # fmt: skip
-            entering = {x: (linear[x] if x in linear and c not in decl.knot_columns[x]
-                            else features[x]) for x in inputs_of[c]}  # fmt: skip
+            entering = {x: _entering(x, c) for x in inputs_of[c]}
             j, inputs_of[c], trimmed[c] = knots_fitting(inputs_of[c], entering,
                                                         len(encoded[c].levels))  # fmt: skip
             thin[c] = {x: _thinned(entering[x], j) for x in inputs_of[c]}
@@ -858,8 +860,7 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         inputs = inputs_of[c]
         design = Design(
             tuple(
-                thin.get(c, {}).get(x)
-                or (linear[x] if x in linear and c not in decl.knot_columns[x] else features[x])
+                thin[c][x] if c in thin else _entering(x, c)
                 for x in inputs
             ),
             interactions_for(inputs, decl.interactions),
