@@ -157,6 +157,9 @@ class ColumnPlan:
     bin_points: BinPoints | None = None
     #: a hierarchy child's levels within its parent's (the ``nested`` part's levels)
     nesting: Nesting | None = None
+    #: (input, its determinant) pairs left out as functions of another input
+    #: (:func:`rule_determinants`)
+    determined: tuple[tuple[str, str], ...] = ()
 
     @property
     def name(self) -> str:
@@ -238,6 +241,11 @@ class FilePlan:
                 for pp in p.parts:
                     if pp.note:
                         reason += "; " + pp.note
+                if p.determined:
+                    reason += "; " + ", ".join(
+                        f"{y} left out of its predictors (a function of {x} by the declared "
+                        f"rules; {x}'s levels carry it)" for y, x in p.determined
+                    )
                 if p.trimmed:
                     reason += (
                         f"; {', '.join(p.trimmed)} left out of its predictors (more than "
@@ -431,6 +439,43 @@ def _inputs(
             f"earlier in the visit order {list(order)}."
         )
     return given
+
+
+def rule_determinants(
+    rules: Mapping[str, tuple[Rule, ...]], encoded: Mapping[str, EncodedColumn],
+    frame: pd.DataFrame,
+) -> dict[str, str]:
+    r"""``{y: x}``: the columns ``y`` that their declared rules fix on every level of one
+    categorical column ``x``, the only column their conditions read, so that ``y`` is a
+    function of ``x`` (Adult: education-num by education, 16 rules).
+
+    Such a ``y`` adds nothing to a later column's design that holds ``x``: ``x`` enters as
+    the one-hot of its levels (:mod:`.design`), whose span holds every function of ``x``, so
+    ``y``'s features are exactly collinear with them (education-num's six spline features: six
+    coefficients per level of a later categorical column, and a posterior ridge for NUTS).
+    Reads the rules and ``x``'s levels (the codebook's, or the structure stage's), never the
+    records: the rules are evaluated on one row per level, so no budget."""
+    out = {}
+    for y, rs in rules.items():
+        reads = {c for r in rs for c in r.condition_columns}
+        if len(reads) != 1:
+            continue
+        (x,) = reads
+        col = encoded.get(x)
+        if col is None or not (col.categorical or col.ordered) or not col.levels:
+            continue
+        cells = pd.Series([lv.cell for lv in col.levels], dtype=object, name=x)
+        if y not in frame:
+            continue
+        try:  # the frame's dtype, where its levels allow (a nullable or object column)
+            cells = cells.astype(frame[x].dtype)
+        except (TypeError, ValueError):
+            pass
+        levels = cells.to_frame()  # y's column for the rules' check: no value read
+        levels[y] = frame[y].iloc[:0].reindex(range(len(levels)))
+        if fixed_records(rs, levels).all():
+            out[y] = x
+    return out
 
 
 def nesting_tilts(
@@ -834,16 +879,38 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
     def _entering(x: str, c: str) -> ColumnFeatures:  # x's features in c's design
         return linear[x] if x in linear and c not in decl.knot_columns[x] else features[x]
 
+    # an input that the rules make a function of another input: left out beside it
+    determinant = rule_determinants(rules, encoded, frame)
+    in_interactions = {x for pair in decl.interactions for x in pair}
+    full_inputs, determined = dict(inputs_of), {}
+    for c in order:
+        if c in decl.predictor_matrix:
+            continue
+        determined[c] = tuple(
+            (y, determinant[y]) for y in inputs_of[c]
+            if determinant.get(y) in inputs_of[c] and y not in in_interactions
+            and c not in decl.knot_columns.get(y, ())
+        )  # fmt: skip
+        gone = {y for y, _ in determined[c]}
+        inputs_of[c] = tuple(x for x in inputs_of[c] if x not in gone)
+
     trimmed, thin = {}, {}
     declared_for = {c2 for where in decl.knot_columns.values() for c2 in where}
     for c in order:  # a many-coefficient multinomial logit: its widest inputs left out
         if (choices[c].categorical and choices[c].model != "dirichlet_categorical"
                 and c not in decl.predictor_matrix and c not in declared_for
                 and len(encoded[c].levels) > 2):  # fmt: skip
-            entering = {x: _entering(x, c) for x in inputs_of[c]}
-            j, inputs_of[c], trimmed[c] = knots_fitting(inputs_of[c], entering,
-                                                        len(encoded[c].levels))  # fmt: skip
-            thin[c] = {x: _thinned(entering[x], j) for x in inputs_of[c]}
+            fit = knots_fitting(inputs_of[c], {x: _entering(x, c) for x in full_inputs[c]},
+                                len(encoded[c].levels))  # fmt: skip
+            back = {y for y, x in determined[c] if x in fit[2]}
+            if back:  # its determinant left out: the determined input may stand for it
+                determined[c] = tuple((y, x) for y, x in determined[c] if y not in back)
+                inputs_of[c] = tuple(x for x in full_inputs[c]
+                                     if x in inputs_of[c] or x in back)  # fmt: skip
+                fit = knots_fitting(inputs_of[c], {x: _entering(x, c) for x in inputs_of[c]},
+                                    len(encoded[c].levels))  # fmt: skip
+            j, inputs_of[c], trimmed[c] = fit
+            thin[c] = {x: _thinned(_entering(x, c), j) for x in inputs_of[c]}
     for x, where in decl.knot_columns.items():
         for c in where:
             if c not in inputs_of or x not in inputs_of[c]:
@@ -900,7 +967,8 @@ def make_plan(frame: pd.DataFrame, decl: Declarations) -> FilePlan:
         plans.append(
             ColumnPlan(encoded[c], choices[c], design, rules.get(c, ()), zeros.get(c, ()),
                        fixed[c], parts, constant, value_constant, mask, grids.get(c), heaps,
-                       heap_constant, points, bins, trimmed.get(c, ()), bin_points, nesting)
+                       heap_constant, points, bins, trimmed.get(c, ()), bin_points, nesting,
+                       determined.get(c, ()))
         )  # fmt: skip
     names = [pp.part.name for p in plans for pp in p.parts]
     dup = sorted({n for n in names if names.count(n) > 1})

@@ -305,3 +305,40 @@ def _thin_width(f, j):
     from dataclasses import replace
 
     return replace(f, knots=thinned_knots(f.knots, j)).width
+
+
+def test_an_input_the_rules_make_a_function_of_another_is_left_out_beside_it():
+    """education-num fixed by education (rules on every level): a later column's design holds
+    education's one-hot, whose span has every function of it, so education-num's features
+    (exactly collinear) are left out; kept where a level has no rule, or where the
+    determinant itself is left out (over the coefficient cap)."""
+    rng = np.random.default_rng(1)
+    n = 300
+    levels = {"low": 1, "mid": 2, "high": 3}
+    ed = rng.choice(list(levels), n)
+    f = pd.DataFrame({"ed": ed, "ednum": [levels[v] for v in ed],
+                      "y": rng.choice(list("abc"), n), "w": rng.normal(size=n)})  # fmt: skip
+    rules = [f"ednum == {k} when ed == '{v}'" for v, k in levels.items()]
+    plan = make_plan(f, Declarations.from_arguments(rules=rules))
+    by = {p.name: p for p in plan.plans}
+    for c in ("y", "w"):
+        names = [x.column.name for x in by[c].design.inputs]
+        assert "ed" in names and "ednum" not in names, (c, names)
+        assert by[c].determined == (("ednum", "ed"),)
+    why = plan.choices().set_index("column").loc["y", "reason"]
+    assert "ednum left out of its predictors (a function of ed by the declared rules" in why
+    # one level without its rule: ednum is not a function of ed's levels, so it stays
+    partial = make_plan(f.assign(ednum=np.where(ed == "high", 7, f["ednum"])),
+                        Declarations.from_arguments(rules=rules[:2]))  # fmt: skip
+    assert all("ednum" in [x.column.name for x in p.design.inputs]
+               for p in partial.plans if p.name in ("y", "w"))  # fmt: skip
+    # a determinant over the cap: with 42 levels of ed, a 12-level y needs 11 x (1 + 41) > 400
+    # coefficients, so ed is left out, and ednum comes back in its place
+    g = f.assign(y=rng.choice([f"y{k:02d}" for k in range(12)], n))
+    g["ed"] = [f"{v}{k}" for v, k in zip(ed, rng.integers(0, 14, n), strict=True)]
+    cells = sorted(set(g["ed"]))
+    wide = [f"ednum == {levels[c.rstrip('0123456789')]} when ed == '{c}'" for c in cells]
+    trimmed = make_plan(g, Declarations.from_arguments(rules=wide))
+    y = next(p for p in trimmed.plans if p.name == "y")
+    assert "ed" in y.trimmed and y.determined == ()
+    assert "ednum" in [x.column.name for x in y.design.inputs]
