@@ -158,7 +158,7 @@ class ColumnPlan:
     #: a hierarchy child's levels within its parent's (the ``nested`` part's levels)
     nesting: Nesting | None = None
     #: (input, its determinant) pairs left out as functions of another input
-    #: (:func:`rule_determinants`)
+    #: (``rule_determinants``)
     determined: tuple[tuple[str, str], ...] = ()
 
     @property
