@@ -526,10 +526,14 @@ def trimmed_inputs(
 def thinned_knots(knots: tuple[float, ...], j: int) -> tuple[float, ...]:
     """At most ``j`` of the (sorted) ``knots``, evenly spread over them and the outermost
     left out first: 5 knots keep their 2nd, 3rd and 4th (``j = 3``), 2nd and 4th (2), middle
-    one (1), none (0). Post-processing of public knots (declared or DP): no budget."""
+    one (1), none (0); one fewer than there are (``j = k - 1``, where the even spread would
+    round two picks to one knot) leaves the last out: 3 knots keep their 1st and 2nd. Always
+    ``min(j, k)`` distinct knots. Post-processing of public knots (declared or DP): no budget."""
     k = len(knots)
     if k <= j:
         return tuple(knots)
+    if j == k - 1:
+        return tuple(knots[:j])
     picks = np.round(np.linspace(0, k - 1, j + 2)[1:-1]).astype(int)
     return tuple(knots[i] for i in picks)
 

@@ -266,6 +266,16 @@ def test_thinned_knots_leave_the_outermost_out_first():
     assert thinned_knots(k, 2) == (2.0, 4.0)
     assert thinned_knots(k, 1) == (3.0,)
     assert thinned_knots(k, 0) == ()
+    assert thinned_knots((1.0, 2.0, 3.0), 2) == (1.0, 2.0)  # not the middle knot twice
+
+
+def test_thinned_knots_are_distinct_and_as_many_as_asked():
+    for k in range(12):
+        knots = tuple(float(i) for i in range(k))
+        for j in range(13):
+            kept = thinned_knots(knots, j)
+            assert len(set(kept)) == len(kept) == min(j, k), (k, j, kept)
+            assert list(kept) == sorted(kept) and set(kept) <= set(knots)
 
 
 def _features(name, frame, knots=()):
