@@ -139,7 +139,7 @@ class FileModel(SynthModel):
         arrays = {}
         for p in plan.plans:
             c = p.column
-            if c.categorical:
+            if c.categorical and not c.ordered:
                 arrays[c.name] = c.level_codes(c.status, c.values).astype(np.float64)
             else:
                 arrays[f"{c.name}.status"] = c.status.astype(np.float64)
@@ -406,7 +406,9 @@ def _draw_column(p: ColumnPlan, params, X, u, frame_so_far) -> tuple[np.ndarray,
         groups = p.nesting.groups(*parent.split(frame_so_far[parent.name]))
         nested = p.parts[0].part
         return p.nesting.draw(nested, _params(nested, params), groups, u, frame_so_far)
-    if c.categorical:
+    # an ordinal column is encoded with its levels too (``categorical``), but drawn as a status
+    # part and an ordered value part below: its first part is the status part when it has one
+    if c.categorical and not c.ordered:
         if p.parts:
             pp = p.parts[0]
             Xp = pp.design(X)

@@ -184,3 +184,23 @@ def test_no_synthetic_record_breaks_a_rule_or_a_zero(case):
         for z in zeros:
             assert not StructuralZero.parse(z).violations(syn).any()
         assert list(syn.columns) == list(frame.columns)
+
+
+def test_ordinal_column_with_missing_cells_draws_its_levels_and_its_missing_cells():
+    """An ordered categorical column with empty cells has a status part and an ordinal value
+    part: the value part draws the levels of the observed records and the status part which
+    records are missing (its first part, the status part, once drew the levels: every record
+    took the lowest level or the next, and none was missing)."""
+    rng = np.random.default_rng(3)
+    n = 400
+    levels = ["none", "low", "mid", "high", "top"]
+    y = pd.Categorical.from_codes(rng.integers(0, 5, n), levels, ordered=True)
+    frame = pd.DataFrame({"x": rng.normal(size=n).round(2), "y": y})
+    frame.loc[rng.random(n) < 0.3, "y"] = np.nan
+    model = FileModel(models={"x": "normal"})
+    prepared = model.prepare(frame)
+    assert [p.name for p in model.parts(prepared)][-2:] == ["y.status", "y.value"]
+    for syn in _synth(model, frame, np.random.default_rng(4), scale=0.2):
+        assert syn.y.cat.ordered and syn.y.cat.categories.tolist() == levels
+        assert 0.1 < syn.y.isna().mean() < 0.9
+        assert set(syn.y.dropna()) == set(levels)
