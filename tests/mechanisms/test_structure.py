@@ -637,6 +637,26 @@ def test_a_support_no_cell_located_is_flagged_and_warned():
     assert d.columns["loss"].sources["support"] == "declared"
 
 
+
+def test_a_guessed_support_is_binned_not_a_grid():
+    """A 0-10 score of 400 records at a small budget: no cell passes, and the guessed support
+    (the largest noisy run of cells, far wider than the data) is binned, whose empty margin is
+    a bin or two, never a grid whose every empty point is a level (pp.synthesize: 8-15 % of the
+    weighted release above 10 over the grid [0, 99], 0.5-3 % binned); the same score with
+    enough budget to locate its support stays a grid."""
+    score = pd.DataFrame({"q": np.random.default_rng(3).integers(0, 11, 400)})
+    with pytest.warns(UserWarning, match="no cell of its support reached the threshold"):
+        s = estimate_structure(score, ["q"], structure_epsilon=0.05, rng=np.random.default_rng(1))
+    col = s.columns["q"]
+    assert "no cell passed" in col.sources["support"]
+    assert col.model == "binned" and col.integer
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        located = estimate_structure(score, ["q"], structure_epsilon=5.0,
+                                     rng=np.random.default_rng(1))  # fmt: skip
+    assert located.columns["q"].model == "grid_ordinal"
+    assert "no cell passed" not in located.columns["q"].sources["support"]
+
 def test_text_columns_whose_levels_the_budget_cannot_release_are_named_in_one_warning():
     """800 records, two 4-level text columns (about 200 records a level) and an age, structure
     epsilon 0.2: partition selection's threshold is near 230 records, so the stage warns once,
