@@ -142,6 +142,39 @@ def test_identifier_rule_boundaries():
         screen_frame(f)
 
 
+def test_serial_numbers_are_refused_as_an_identifier_and_quantities_are_not():
+    """Row numbers (ints, shuffled, or floats with an empty cell) are refused naming the run;
+    all-distinct amounts that do not fill a run, a run with one value twice, a 50-record run,
+    booleans, a Categorical of numbers and a dropped or kept serial column pass."""
+    n = 2 * ID_MIN_DISTINCT + 10
+    rng = np.random.default_rng(0)
+    f = _small(n)
+    f["pid"] = np.arange(1, n + 1)
+    with pytest.raises(ValueError, match=rf"'pid' looks like a record identifier: serial "
+                       rf"numbers, the {n} whole numbers from 1 to {n} each held once"):  # fmt: skip
+        screen_frame(f)
+    g = f.copy()
+    g["pid"] = rng.permutation(n).astype(float) + 1000
+    g.loc[g.index[3], "pid"] = np.nan  # 109 of the run 1000..1109: no longer filling it
+    screen_frame(g)
+    g["pid"] = rng.permutation(n).astype(float) + 1000
+    with pytest.raises(ValueError, match="'pid' looks like a record identifier"):
+        screen_frame(g)
+    screen_frame(f, drop=["pid"])
+    screen_frame(f, keep=["pid"])
+    for values in (
+        rng.choice(10**6, n, replace=False),  # distinct amounts, no run
+        np.r_[np.arange(1, n), 1],  # a value twice
+    ):
+        f["pid"] = values
+        screen_frame(f)
+    f["pid"] = pd.Categorical(np.arange(n))
+    screen_frame(f)
+    h = _small(ID_MIN_DISTINCT)
+    h["pid"] = np.arange(ID_MIN_DISTINCT)
+    screen_frame(h)
+
+
 def test_input_is_never_modified():
     f = _with_id()
     f["income"] = f["income"].astype(float)
@@ -286,8 +319,13 @@ def _features(name, frame, knots=()):
 def test_knots_thinned_before_an_input_is_left_out():
     rng = np.random.default_rng(0)
     n = 200
-    f = pd.DataFrame({"x": rng.normal(size=n), "z": rng.normal(size=n),
-                      "g": pd.Categorical(rng.choice([f"g{k}" for k in range(9)], n))})
+    f = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "z": rng.normal(size=n),
+            "g": pd.Categorical(rng.choice([f"g{k}" for k in range(9)], n)),
+        }
+    )
     knots = (-1.0, -0.5, 0.0, 0.5, 1.0)
     feats = {"x": _features("x", f, knots), "z": _features("z", f, knots),
              "g": _features("g", f)}  # fmt: skip
