@@ -613,7 +613,10 @@ def synthesize(
         knots = {c: v for c, v in knots.items()
                  if c in (knots_declared or {}) or c not in untouched
                  or np.any(split_status(frame[c], tuple(untouched[c]), (), name=c)[0] == 0)}  # fmt: skip
-        data = structure.apply(frame, untouched, numeric=False)
+        # a text column's declared codes are public (no budget): they stay as they are, as a
+        # numeric column's do, rather than becoming OTHER_LEVEL beside the unreleased levels
+        data = structure.apply(frame, {**untouched, **{c: _codes(codebook, missing_codes).get(
+            c, ()) for c in structure.levels}}, numeric=False)  # fmt: skip
         if derived_d:  # recomputed from their inputs as the structure stage coded them
             data = derive(data, derived_d, {c: frame[c].dtype for c in derived_d})
     elif bounds:

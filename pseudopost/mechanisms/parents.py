@@ -23,6 +23,7 @@ import pandas as pd
 
 from pseudopost.models.file.declarations import readers_and_pinned
 from pseudopost.models.rules import Rule, StructuralZero
+from pseudopost.models.status import cell_key
 from pseudopost.privacy.structure import StructureCharge, dp_parent, parent_utility
 
 __all__ = [
@@ -78,10 +79,11 @@ def _group_codes(series: pd.Series, levels) -> tuple[np.ndarray, int] | None:
     if pd.api.types.is_bool_dtype(series.dtype) and not series.isna().any():
         return series.to_numpy(dtype=np.int64), 2
     if levels is not None:
-        index = {str(v): i for i, v in enumerate(levels.levels)}
+        index = {cell_key(v): i for i, v in enumerate(levels.levels)}  # True is not "True"
         k = len(index)
         empty = series.isna().to_numpy()
-        codes = np.array([index.get(str(v), k) for v in series.astype(object)], dtype=np.int64)
+        codes = np.array([index.get(cell_key(v), k) for v in series.astype(object)],
+                         dtype=np.int64)  # fmt: skip
         return np.where(empty, k + 1, codes), k + 2
     return None
 

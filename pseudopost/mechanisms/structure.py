@@ -111,7 +111,10 @@ booleans: declared) or, for a text column, from **Laplace partition selection** 
 observed levels (Gopi et al. 2020; Desfontaines et al. 2022): a level is released when its
 noisy count passes a threshold, :math:`(\varepsilon, \delta)`-DP with ``structure_delta`` per
 column; levels named in declared rules or structural zeros are public and always kept; a cell
-holding a level not released takes the level ``"(other)"``.
+holding a level not released takes the level ``"(other)"``. Levels are the cells as the column
+holds them (an object column's ``True`` is not ``"True"``, its ``1`` not ``"1"``:
+``cell_key``), and a declared missing code is no level: public, it costs nothing and its
+cells stay the code.
 Partition selection (text levels, frequent values) is the stage's only approximate-DP step:
 its delta is the sum of the deltas of the columns that run it.
 """
@@ -134,7 +137,7 @@ from pseudopost.mechanisms.parents import (
     select_parent,
 )
 from pseudopost.models.file.grid import STORAGE_TOLERANCE
-from pseudopost.models.status import column_kind, split_status
+from pseudopost.models.status import cell_key, column_kind, split_status
 from pseudopost.privacy.structure import (
     SUPPORT_TAIL_MARGIN,
     StructureCharge,
@@ -497,7 +500,9 @@ def _warn_coarse_levels(coarse: list, delta: float, n: int) -> None:
 class LevelStructure:
     """The levels of a text column released by partition selection (module docstring):
     ``levels`` sorted, the levels named in declared rules and zeros among them; a cell holding
-    another level takes :data:`OTHER_LEVEL` before the mechanism runs."""
+    another level takes :data:`OTHER_LEVEL` before the mechanism runs. Each level is held as
+    the column holds it (a string, a bool, a number: ``cell_key``'s canonical form), not as its
+    text, so that an object column of booleans or integers keeps its released levels."""
 
     column: str
     levels: tuple
@@ -563,9 +568,14 @@ class Structure:
         codes = codes or {}
         for c, lv in self.levels.items():
             col = out[c]
-            keep = set(lv.levels) | set(codes.get(c, ()))
-            empty = col.isna().to_numpy() | (col.astype(object) == "").to_numpy()
-            drop = ~empty & ~col.isin(keep).to_numpy()
+            # cells and levels compared by their keys: True is not "True" nor 1, 1 is not "1"
+            keep = {cell_key(v) for v in (*lv.levels, *codes.get(c, ()))}
+            cells = col.to_numpy(dtype=object)
+            blank = np.fromiter((isinstance(v, str) and v == "" for v in cells), bool, len(cells))
+            empty = col.isna().to_numpy() | blank
+            pairs = zip(cells, empty, strict=True)
+            held = np.fromiter((e or cell_key(v) in keep for v, e in pairs), bool, len(cells))
+            drop = ~empty & ~held
             if drop.any():
                 out[c] = col.where(~drop, OTHER_LEVEL)  # the column keeps its dtype
         for c, s in self.columns.items() if numeric else ():
@@ -1255,7 +1265,7 @@ def estimate_structure(
     numbers = {c: tuple(float(v) for v in vs if isinstance(v, (int, float)) and not
                         isinstance(v, bool) and math.isfinite(float(v)))
                for c, vs in dict(named_levels or {}).items()}  # fmt: skip
-    named = {c: {str(v) for v in vs} for c, vs in dict(named_levels or {}).items()}
+    named = {c: set(vs) for c, vs in dict(named_levels or {}).items()}
     levels: dict[str, LevelStructure] = {}
     # each column's share is what is left over the columns still to come: a column that
     # spends less than its share (declared, or a 0/1 column's support alone) leaves the rest to
@@ -1320,10 +1330,19 @@ def _levels(series, name, codes, epsilon, delta, rng, named=frozenset()) -> Leve
     (epsilon, delta)-DP for add/remove, each record holding one level
     (:func:`~pseudopost.privacy.structure.partition_selection`)."""
     status, values, _ = split_status(series, codes, (), name=name)
-    observed = pd.Series(np.asarray(values, dtype=object)[status == 0]).astype(str)
-    counts = observed.value_counts()
-    ordered = {k: int(counts[k]) for k in sorted(counts.index) if k not in named}
-    kept = sorted({*partition_selection(ordered, epsilon, delta, rng),
-                   *(k for k in counts.index if k in named)})  # fmt: skip
+    counts: dict[tuple, int] = {}
+    for v in np.asarray(values, dtype=object)[status == 0]:
+        k = cell_key(v)  # a level as the column holds it (True, 1 and "1" three levels)
+        counts[k] = counts.get(k, 0) + 1
+    public = {cell_key(v) for v in named}
+    order = sorted(counts, key=_level_order)  # by the levels' text, as before: data-free
+    ordered = {k: counts[k] for k in order if k not in public}
+    kept = {*partition_selection(ordered, epsilon, delta, rng), *(k for k in order if k in public)}
     charge = StructureCharge(f"{name}: levels", epsilon, delta, "Laplace partition selection")
-    return LevelStructure(name, tuple(kept), (charge,))
+    return LevelStructure(name, tuple(k[1] for k in sorted(kept, key=_level_order)), (charge,))
+
+
+def _level_order(key: tuple) -> tuple[str, str]:
+    """A level key's place in partition selection's order: its text, then its kind (a total
+    order over any cells, fixed by the levels alone)."""
+    return (str(key[1]), key[0])

@@ -37,6 +37,7 @@ __all__ = [
     "MISSING_LEVEL",
     "OBSERVED_LEVEL",
     "StatusInfo",
+    "cell_key",
     "column_kind",
     "is_missing",
     "join_status",
@@ -120,6 +121,29 @@ def _same(a: object, b: object) -> bool:
 
 def _numeric_scalar(v: object) -> bool:
     return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
+def cell_key(v: object) -> tuple:
+    """A hashable key of a present cell under :func:`_same`'s equality: strings, booleans and
+    numbers apart (``"1"``, ``True`` and ``1`` are three keys, as pandas' hashing, for which
+    ``True == 1``, would not keep them), numbers by value (``1``, ``1.0`` and ``np.int64(1)``
+    one key, ``("number", 1)``). ``key[1]`` is the cell in a canonical form: the string, the
+    Python bool, an int for an integral number, else a float. A level released by the structure
+    stage is held as such a value, and a cell is one of its levels when their keys agree."""
+    if isinstance(v, str):
+        return ("str", str(v))
+    if isinstance(v, (bool, np.bool_)):
+        return ("bool", bool(v))
+    if _numeric_scalar(v):
+        if isinstance(v, numbers.Integral):
+            return ("number", int(v))
+        f = float(v)
+        return ("number", int(f) if f.is_integer() and abs(f) < _EXACT_INT else f)
+    try:
+        hash(v)
+    except TypeError:
+        return ("other", repr(v))
+    return ("other", v)
 
 
 def _label(v: object) -> str:

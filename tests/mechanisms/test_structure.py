@@ -758,6 +758,88 @@ def test_synthesize_takes_a_codebook_s_answer_categories_as_levels():
         synthesize(frame, levels={"nope": ["a"]}, seed=1, **FAST)
 
 
+SMALL = {"draws": 60, "tune": 60, "chains": 1, "progress": False}
+
+
+def test_an_object_column_of_booleans_keeps_its_released_levels():
+    """400 records, an object column of Python bools with empty cells (160 True, 160 False, 80
+    NaN): the stage releases True and False as bools, not as the texts "True" and "False"
+    against which no cell matched, so that every present cell once became ``"(other)"`` (321
+    of the synthetic cells, beside a warning of 2 levels released); the synthetic column holds
+    bools and NaN only. ``levels={"flag": [True, False]}`` declares them (once refused: "must
+    be ... strings or numbers")."""
+    from pseudopost.mechanisms.structure import OTHER_LEVEL
+
+    n = 400
+    rng = np.random.default_rng(0)
+    flag = pd.Series([np.nan if i % 5 == 0 else bool(i % 2) for i in range(n)], dtype=object)
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n), "flag": flag})
+    before = frame.copy()
+    s = estimate_structure(frame, ["flag"], rng=np.random.default_rng(1))
+    assert s.levels["flag"].levels == (False, True)
+    assert all(type(v) is bool for v in s.levels["flag"].levels)
+    coded = s.apply(frame, numeric=False)
+    assert not (coded["flag"].astype(object) == OTHER_LEVEL).any()
+    pd.testing.assert_frame_equal(frame, before)
+    out = _quiet(synthesize, frame, seed=1, **SMALL).synthetic["flag"]
+    assert out.dtype == object and {type(v) for v in out.dropna()} == {bool}
+    assert 0.2 < (out == True).mean() < 0.6 and 0.2 < (out == False).mean() < 0.6  # noqa: E712
+    declared = _quiet(synthesize, frame, levels={"flag": [True, False]}, seed=1, **SMALL)
+    assert "flag" not in declared.structure.levels
+    assert set(declared.synthetic["flag"].dropna()) == {True, False}
+    pd.testing.assert_frame_equal(frame, before)
+
+
+def test_an_object_column_of_numbers_keeps_its_released_levels():
+    """An object column of Python ints (0-2, 400 records) and one mixing 1, "x", 2.5 and None:
+    the released levels are the cells as the column holds them (0, 1, 2 ints; 1 and 2.5
+    numbers beside "x"), not their texts "0", "1", "2.5", which once sent every numeric cell
+    to ``"(other)"`` (all 400 synthetic kids, 161 of the mixed column). A string "1" and an
+    integer 1 stay two levels, each with its own count."""
+    from pseudopost.mechanisms.structure import OTHER_LEVEL
+
+    n = 400
+    rng = np.random.default_rng(0)
+    kids = pd.Series(rng.integers(0, 3, n).tolist(), dtype=object)
+    mix = pd.Series([1, "x", 2.5, None] * (n // 4), dtype=object)
+    twins = pd.Series([1, "1"] * (n // 2), dtype=object)
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n), "kids": kids, "mix": mix,
+                          "twins": twins})  # fmt: skip
+    s = estimate_structure(frame, ["kids", "mix", "twins"], structure_epsilon=3.0,
+                           rng=np.random.default_rng(1))  # fmt: skip
+    assert s.levels["kids"].levels == (0, 1, 2)
+    assert all(type(v) is int for v in s.levels["kids"].levels)
+    assert s.levels["mix"].levels == (1, 2.5, "x")
+    assert [type(v) for v in s.levels["twins"].levels] in ([int, str], [str, int])
+    coded = s.apply(frame, numeric=False)
+    for c in ("kids", "mix", "twins"):
+        assert not (coded[c].astype(object) == OTHER_LEVEL).any(), c
+        assert coded[c].tolist() == frame[c].tolist(), c
+    assert coded["mix"].isna().sum() == n // 4
+    out = _quiet(synthesize, frame[["age", "kids"]], seed=1, **SMALL).synthetic["kids"]
+    assert out.dtype == object and {type(v) for v in out} == {int}
+    assert set(out) == {0, 1, 2}
+
+
+def test_a_declared_text_code_is_synthesized_as_the_code():
+    """A text column of "a", "b" and the declared missing code "DK" (80 of 400 records): the
+    code is public, so it is no level of partition selection (no charge for it) and its cells
+    stay "DK" rather than becoming ``"(other)"`` with the levels the selection did not release
+    (the synthetic file once held no "DK" and 51 "(other)" cells)."""
+    n = 400
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n),
+                          "s": rng.choice(["a", "b", "DK"], n, p=[0.4, 0.4, 0.2])})  # fmt: skip
+    before = frame.copy()
+    out = _quiet(synthesize, frame, missing_codes={"s": ["DK"]}, seed=1, **SMALL)
+    pd.testing.assert_frame_equal(frame, before)
+    assert out.structure.levels["s"].levels == ("a", "b")
+    syn = out.synthetic["s"]
+    assert set(syn) == {"a", "b", "DK"}
+    assert 0.1 < (syn == "DK").mean() < 0.4  # the real share 0.2
+    assert [c.name for c in out.structure.charges if c.name.startswith("s")] == ["s: levels"]
+
+
 def test_an_integer_column_read_as_floats_stays_integer_at_a_small_budget():
     """Integers stored as floats with empty cells (a CSV), five columns of 1,200 records at a
     budget of 1 (0.04 each for the recording grid): the whole-units test keeps each one's

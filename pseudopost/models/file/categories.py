@@ -15,11 +15,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from pseudopost.models.status import cell_key
+
 __all__ = ["check_levels", "with_levels"]
 
 
 def check_levels(levels: Mapping[str, Sequence] | None, argument: str = "levels") -> dict:
-    """``{column: tuple of levels}``: each a non-empty sequence of distinct strings or numbers."""
+    """``{column: tuple of levels}``: each a non-empty sequence of distinct strings, numbers or
+    booleans (an object column of Python bools has the levels ``[True, False]``)."""
     if levels is None:
         return {}
     if not isinstance(levels, Mapping):
@@ -33,13 +36,13 @@ def check_levels(levels: Mapping[str, Sequence] | None, argument: str = "levels"
             isinstance(lv, Sequence)
             and not isinstance(lv, str)
             and len(lv) > 0
-            and all(isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in lv)
+            and all(isinstance(v, (str, int, float, bool, np.bool_)) for v in lv)
             and len(set(lv)) == len(lv)
         )
         if not ok:
             raise ValueError(
-                f"The levels of column {c!r} must be a non-empty list of distinct strings or "
-                f"numbers (the codebook's answer categories). Got {lv!r}."
+                f"The levels of column {c!r} must be a non-empty list of distinct strings, "
+                f"numbers or booleans (the codebook's answer categories). Got {lv!r}."
             )
         out[c] = tuple(lv)
     return out
@@ -63,7 +66,10 @@ def with_levels(
             )
         allowed = [*lv, *(k for k in codes.get(c, ()) if k not in lv)]
         s = frame[c]
-        bad = s.notna().to_numpy() & ~s.isin(allowed).to_numpy()
+        keys = {cell_key(v) for v in allowed}  # True is not 1, "1" is not 1 (pandas' isin: is)
+        cells = s.to_numpy(dtype=object)
+        held = np.fromiter((cell_key(v) in keys for v in cells), bool, len(cells))
+        bad = s.notna().to_numpy() & ~held
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise ValueError(

@@ -279,8 +279,11 @@ def _bounds(key: str, value: Any) -> tuple[float, float]:
 
 def _levels(key: str, value: Any) -> tuple:
     """A column's declared answer categories (:func:`~pseudopost.models.file.categories.
-    check_levels`), refused as a spec error naming ``key``."""
+    check_levels`), refused as a spec error naming ``key``. Not booleans: a data file's
+    true/false column is read as booleans, whose levels its dtype declares."""
     try:
+        if isinstance(value, list) and any(isinstance(v, bool) for v in value):
+            raise ValueError(value)
         return check_levels({key: value})[key]
     except ValueError:
         raise fail(key, value, "a non-empty list of distinct strings or numbers",
