@@ -76,6 +76,7 @@ from pseudopost.mechanisms.pseudo_posterior.core import (
 from pseudopost.mechanisms.structure import (
     STRUCTURE_EPSILON,
     Structure,
+    check_bounds_columns,
     estimate_structure,
     parent_candidates,
 )
@@ -711,6 +712,7 @@ def _structure(frame, codebook, missing_codes, spikes, bounds, models, grid, bin
                knots=None, uniform_in_bins=(), hierarchy=None, predictor_matrix=None,
                interactions=None) -> Structure:  # fmt: skip
     """The structure stage on the synthesized columns with no declared model, grid or bins."""
+    check_bounds_columns(frame, bounds)  # before any work: bounds of a text column refused
     ranges = dict(codebook.valid_ranges) if codebook is not None else {}
     ranges.update(dict(bounds or {}))
     named = set(keep) | set(drop)

@@ -139,6 +139,7 @@ from pseudopost.mechanisms.parents import (
 from pseudopost.models.file.grid import STORAGE_TOLERANCE
 from pseudopost.models.status import cell_key, column_kind, split_status
 from pseudopost.privacy.structure import (
+    SMALLEST_MAGNITUDE,
     SUPPORT_TAIL_MARGIN,
     StructureCharge,
     candidate_grid,
@@ -697,6 +698,92 @@ def _declared_range(name: str, value: object) -> tuple[float, float]:
     return float(value[0]), float(value[1])
 
 
+#: how the messages name a column kind that bounds do not apply to
+_NOT_NUMERIC = {
+    "string": "a text column",
+    "object": "a text column",
+    "category": "a categorical column (a pandas Categorical, whose levels are its values)",
+    "bool": "a boolean column",
+}
+
+
+def check_bounds_columns(frame: pd.DataFrame, bounds: Mapping | None) -> None:
+    """Refuse ``bounds`` naming a column of ``frame`` that is not numeric: a valid range
+    ``(low, high)`` bounds a numeric column's values, and the structure stage would otherwise
+    ignore it in silence (a text column's levels are selected, a categorical or boolean
+    column's are declared by its dtype). Columns not in the frame are left to the caller's own
+    check.
+
+    Raises
+    ------
+    ValueError
+        Naming the column, its kind and dtype, what bounds apply to and the fix.
+    """
+    found = bounds_not_numeric(frame, bounds)
+    if found is not None:
+        c, what = found
+        raise ValueError(
+            f"'bounds' declares a valid range for column {c!r}, which is {what}; bounds apply "
+            f"only to numeric columns (integer or float values: the codebook's range of their "
+            f"values). Remove {c!r} from bounds (a text column's levels are declared by "
+            f"levels={{{c!r}: [...]}} or by making it a pandas Categorical), or give the column "
+            f"its numeric values."
+        )
+
+
+def bounds_not_numeric(frame: pd.DataFrame, bounds: Mapping | None) -> tuple[str, str] | None:
+    """The first column named by ``bounds`` that is in ``frame`` but not numeric, with its kind
+    and dtype as a message says them (``"a text column (dtype object)"``); None if none."""
+    for c in dict(bounds or {}):
+        if c not in frame.columns:
+            continue
+        kind = column_kind(frame[c])
+        if kind not in ("integer", "float"):
+            what = _NOT_NUMERIC.get(kind, f"a {kind} column")
+            return c, f"{what} (dtype {frame[c].dtype})"
+    return None
+
+
+#: a float column is refused when at least half of its nonzero values are of magnitude below
+#: this, a decade above the public cells' resolution (``SMALLEST_MAGNITUDE``, 1e-6)
+RESOLUTION_FLOOR = 10.0 * SMALLEST_MAGNITUDE
+
+
+def _check_resolution(series: pd.Series, codes: tuple, spikes: tuple, name: str) -> None:
+    """Refuse a float column at least half of whose nonzero values are of magnitude below
+    :data:`RESOLUTION_FLOOR` (1e-5), before any release. The public support cells and
+    candidate grids stop at :data:`~pseudopost.privacy.structure.SMALLEST_MAGNITUDE` (1e-6):
+    one cell :math:`[-10^{-6}, 10^{-6})` holds 0 and every value below it, and the
+    whole-units test reads such values as integers (their distance to 0 is within the storage
+    tolerance), so a column of values of 1e-6, 1e-9 or 1e-12 was released as zeros; one a
+    decade above shares its support with that cell, whose grid point 0 a recording grid taken
+    by noise kept as the whole support (values of 2e-6 drawn as 0). A check on the data that
+    refuses, as :func:`~pseudopost.models.file.screen.screen_frame` refuses numbers above
+    1e15; modelling such values would need public cells below 1e-6."""
+    status, values, _ = split_status(series, codes, spikes, name=name)
+    x = np.asarray(values, dtype=np.float64)
+    nonzero = (status == 0) & (x != 0.0) & np.isfinite(x)
+    tiny = nonzero & (np.abs(x) < RESOLUTION_FLOOR)
+    k, m = int(np.count_nonzero(tiny)), int(np.count_nonzero(nonzero))
+    if k == 0 or 2 * k < m:
+        return
+    i = int(np.flatnonzero(tiny)[0])
+    typical = float(np.median(np.abs(x[nonzero])))
+    factor = 10.0 ** max(6, math.ceil(-math.log10(typical)))
+    shown = series.index[i]
+    shown = shown.item() if isinstance(shown, np.generic) else shown
+    raise ValueError(
+        f"Column {name!r} holds {x[i]:g} in row {shown!r} ({k} of its {m} nonzero value(s) "
+        f"are of magnitude below {RESOLUTION_FLOOR:g}); numbers this small are below the "
+        f"structure stage's numeric resolution: its public grids and support cells hold every "
+        f"value in [-{SMALLEST_MAGNITUDE:g}, {SMALLEST_MAGNITUDE:g}) as 0, so the column would "
+        f"be released as (nearly) constant zeros. Rescale the column before synthesis (multiply by {factor:g}: "
+        f"frame[{name!r}] * {factor:g}, and divide the synthetic values by it), round it "
+        f"(frame[{name!r}].round(6)) if these values are rounding noise around 0, or drop the "
+        f"column (drop=[{name!r}])."
+    )
+
+
 def _check_declared(series: pd.Series, x_all: np.ndarray, mask: np.ndarray, lo, hi, name):
     """A real observed value outside a declared range is an error naming its row."""
     bad = mask & ((x_all < lo) | (x_all > hi))
@@ -922,6 +1009,14 @@ def _column(
         if digits is not None:  # the support's grid points: inside [lo, hi)
             lo = round(math.ceil(round(lo / unit, 6)) * unit, digits)
             hi = round((math.ceil(round(hi / unit, 6)) - 1) * unit, digits)
+            if hi < lo and not integer:
+                # no point of the recording grid inside the DP support (values of 1e-5 on
+                # hundredths, taken by the noise of a small budget): rounded onto it, every
+                # value would leave the support (a support [0.01, 0.02] above values of at
+                # most 1e-5, all drawn 0.01); continuous instead (post-processing)
+                digits, step, unit = None, None, 1.0
+                lo, hi = found
+                sources["integer"] += "; no grid point in the support: continuous"
         if hi <= lo:  # a constant column: a support of two grid points (or one unit)
             hi = lo + 1.0 if digits is None else round((round(lo / unit) + 1) * unit, digits)
         # a guessed support (no cell passed) is binned, never a grid: the guess is often far
@@ -1256,6 +1351,9 @@ def estimate_structure(
             numeric.append(c)
         elif kind in ("string", "object"):
             text.append(c)
+    for c in numeric:  # before any release: values below the numeric resolution are refused
+        if column_kind(frame[c]) == "float":
+            _check_resolution(frame[c], tuple(codes.get(c, ())), tuple(spk.get(c, ())), c)
     for c in numeric:
         if c in declared:
             s = frame[c]

@@ -87,6 +87,10 @@ OUTER_BOUND: float = _SCREEN_BOUND  # the value screen_frame refuses beyond, bef
 MAX_RECORDS = 10**9
 _DENSE_INTEGERS = 2000  # every integer in [-2000, 2000] is a candidate of an integer column
 _SMALLEST_MAGNITUDE_DECADE = -6  # the continuous grid's smallest nonzero |c| is 10**-6
+#: the smallest nonzero magnitude of the public candidate grids and support cells: every value
+#: in :math:`[-10^{-6}, 10^{-6})` is in the one cell holding 0 (:func:`support_cells`), and the
+#: structure stage refuses a column whose nonzero values are mostly below it
+SMALLEST_MAGNITUDE: float = 10.0**_SMALLEST_MAGNITUDE_DECADE
 
 
 # --------------------------------------------------------------------------- validation helpers

@@ -161,6 +161,56 @@ def test_declared_range_refuses_a_value_outside_naming_the_row():
         estimate_structure(frame, ["age"], bounds={"age": (18, 99)}, rng=np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("scale", [1e-5, 1e-6, 1e-9, 1e-12])
+def test_values_below_the_numeric_resolution_are_refused_naming_the_column(scale):
+    """Values of 1e-6 and below all fell in the support's cell holding 0 and passed the
+    whole-units test: the column was released as constant zeros, with no warning."""
+    frame = _survey(200)
+    frame["p"] = np.random.default_rng(3).uniform(0, scale, len(frame))
+    with pytest.raises(ValueError, match=r"Column 'p' holds .* in row 0 .*below 1e-05.*Rescale "
+                       r"the column before synthesis \(multiply by 1e\+"):  # fmt: skip
+        estimate_structure(frame, ["age", "p"], rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"Column 'p' holds"):  # before any work
+        synthesize(frame, **FAST)
+
+
+def test_small_proportions_and_rounding_noise_around_zero_are_modelled():
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"p": rng.uniform(0, 1e-3, 300), "q": rng.uniform(0, 1e-2, 300)})
+    frame["r"] = np.where(np.arange(300) % 3 == 0, 1e-12, rng.uniform(1, 5, 300))  # a third tiny
+    s = _quiet(estimate_structure, frame, ["p", "q", "r"], rng=np.random.default_rng(0))
+    for c in ("p", "q"):
+        col = s.columns[c]
+        assert col.digits is None and not col.integer, col.describe()  # continuous
+        assert 0 < col.support[1] <= 0.1 and col.support[1] - col.support[0] > 0
+    assert s.columns["r"].support[1] >= 4
+
+
+def test_a_recording_grid_with_no_point_in_the_dp_support_becomes_continuous(monkeypatch):
+    """Hundredths taken by the noise of a small budget for values of at most 2e-5: the support's
+    grid points were none, and the fallback support [0.01, 0.02] lay above every value."""
+    import pseudopost.mechanisms.structure as ms
+
+    monkeypatch.setattr(ms, "_recording_grid", lambda *a, **k: (2, 0.01))
+    frame = pd.DataFrame({"p": np.random.default_rng(3).uniform(1e-5, 2e-5, 300)})
+    col = _quiet(estimate_structure, frame, ["p"], rng=np.random.default_rng(0)).columns["p"]
+    assert col.digits is None and col.step is None
+    assert "no grid point in the support" in col.sources["integer"]
+    lo, hi = col.support
+    assert lo < 2e-5 and hi > 1e-5 and hi < 1e-3
+
+
+@pytest.mark.parametrize("kind", ["text", "category", "bool"])
+def test_bounds_on_a_column_that_is_not_numeric_are_refused(kind):
+    frame = _survey(100)
+    frame["sex"] = {"text": frame["sex"], "category": frame["sex"].astype("category"),
+                    "bool": frame["sex"] == "f"}[kind]  # fmt: skip
+    what = {"text": "a text column", "category": "a categorical column", "bool": "a boolean"}
+    with pytest.raises(ValueError, match=rf"'bounds' declares a valid range for column 'sex', "
+                       rf"which is {what[kind]}.*apply only to numeric columns"):  # fmt: skip
+        synthesize(frame, bounds={"sex": (0, 1)}, **FAST)
+
+
 def test_apply_codes_values_into_the_support_without_touching_the_input():
     frame = pd.DataFrame({"x": [1.0, 2.0, 500.0, -8.0, np.nan, 3.0] * 50})
     before = frame.copy()

@@ -289,6 +289,23 @@ def test_declared_bounds_cost_nothing_and_none_is_flagged(tmp_path):
     assert "structure read from the data" in (outcome.out / "report.html").read_text()
 
 
+def test_bounds_on_a_text_column_are_a_spec_error(tmp_path, capsys):
+    """A ``bounds`` table for a text column was ignored in silence; refused, exit status 2."""
+    from pseudopost.cli import main
+
+    _frame().to_csv(tmp_path / "survey.csv", index=False)
+    text = SPEC.format(data="survey.csv").replace(
+        "[file.columns.age]", "[file.columns.region]\nbounds = [0, 1]\n\n[file.columns.age]"
+    )
+    (tmp_path / "t.toml").write_text(text)
+    said = (r"spec key 'file.columns.region.bounds': expected the valid range of a numeric "
+            r"column \(integer or float values\), but column 'region' is a text column")  # fmt: skip
+    with pytest.raises(SpecError, match=said):
+        validate(load_spec(tmp_path / "t.toml"))
+    assert main(["validate", str(tmp_path / "t.toml")]) == 2
+    assert "file.columns.region.bounds" in capsys.readouterr().err
+
+
 def test_account_recomputes_the_epsilon(released):
     """The replay agrees to 1e-9; it reads the raked parts' factors saved in fit.nc (part
     raking is on by default, and a status part's factors are below 1)."""

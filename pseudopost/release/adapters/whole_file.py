@@ -565,7 +565,11 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
 
     def _structure(self, spec: ReleaseSpec, data: pd.DataFrame, book) -> _Structured:
         """:meth:`structure_for` run now, with the input's codebook ``book`` (None: none)."""
-        from pseudopost.mechanisms.structure import estimate_structure, parent_candidates
+        from pseudopost.mechanisms.structure import (
+            bounds_not_numeric,
+            estimate_structure,
+            parent_candidates,
+        )
         from pseudopost.models.file.derived import check_derived, derive
 
         st = spec.settings
@@ -578,6 +582,16 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         if st.structure_epsilon is None:
             out = _Structured(None, frame, kw)
         else:
+            found = bounds_not_numeric(frame, st.bounds)
+            if found is not None:  # before any work, as pseudopost.synthesize refuses them
+                col, what = found
+                raise fail(
+                    f"file.columns.{col}.bounds", list(st.bounds[col]),
+                    f"the valid range of a numeric column (integer or float values), but "
+                    f"column '{col}' is {what}",
+                    f"remove bounds from [file.columns.{col}] (a text column's levels are "
+                    f"declared by levels = [...]).",
+                )  # fmt: skip
             ranges = dict(book.valid_ranges) if book is not None else {}
             ranges.update(st.bounds)
             named = set(kw.get("keep", ())) | set(kw.get("drop", ())) | set(derived)
@@ -675,6 +689,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             structured = self._structure(spec, data.frame, book)
             decl = self._declarations(spec, structured, book)
             return _Planned(structured, _PlannedFileModel(decl, structured.frame))
+        except SpecError:  # already names its spec key
+            raise
         except (TypeError, ValueError) as exc:
             raise SpecError(
                 f"data file {str(spec.data_path)!r}: {exc} Fix: correct the data or the [file] "
