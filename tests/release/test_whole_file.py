@@ -306,6 +306,26 @@ def test_bounds_on_a_text_column_are_a_spec_error(tmp_path, capsys):
     assert "file.columns.region.bounds" in capsys.readouterr().err
 
 
+
+def test_a_declared_text_code_stays_the_code_in_the_coded_records(tmp_path):
+    """``codes = ["DK"]`` on a text column: the structure stage's coded records keep "DK" (a
+    public code, no level of partition selection) rather than making it "(other)", as
+    ``pp.synthesize`` does."""
+    from pseudopost.release.adapters import ADAPTERS
+
+    frame = _frame()
+    rng = np.random.default_rng(2)
+    frame.loc[rng.random(len(frame)) < 0.2, "region"] = "DK"
+    frame.to_csv(tmp_path / "survey.csv", index=False)
+    text = SPEC.format(data="survey.csv").replace(
+        "[file.columns.age]", '[file.columns.region]\ncodes = ["DK"]\n\n[file.columns.age]'
+    )
+    (tmp_path / "t.toml").write_text(text)
+    spec = load_spec(tmp_path / "t.toml")
+    coded = ADAPTERS["whole_file"].structure_for(spec, validate(spec)).frame
+    assert (coded["region"] == "DK").sum() == (frame["region"] == "DK").sum() > 0
+    assert "(other)" not in set(coded["region"].dropna())
+
 def test_account_recomputes_the_epsilon(released):
     """The replay agrees to 1e-9; it reads the raked parts' factors saved in fit.nc (part
     raking is on by default, and a status part's factors are below 1)."""
