@@ -606,18 +606,14 @@ def synthesize(
         spikes = {**(spikes or {})}
         for c, v in declared["spikes"].items():
             spikes[c] = [*spikes.get(c, ()), *v]
-        untouched = {c: [*_codes(codebook, missing_codes).get(c, ()), *spikes.get(c, ())]
-                     for c in structure.columns}  # fmt: skip
+        untouched = structure.untouched(_codes(codebook, missing_codes), spikes)
         # the stage's knots of a column whose every value is a code or a spike have no number
         # to act on (a year that is 2013 on every record, released as a spike): that column
         # enters later columns by its statuses alone, as the plan reads from the data
         knots = {c: v for c, v in knots.items()
-                 if c in (knots_declared or {}) or c not in untouched
+                 if c in (knots_declared or {}) or c not in structure.columns
                  or np.any(split_status(frame[c], tuple(untouched[c]), (), name=c)[0] == 0)}  # fmt: skip
-        # a text column's declared codes are public (no budget): they stay as they are, as a
-        # numeric column's do, rather than becoming OTHER_LEVEL beside the unreleased levels
-        data = structure.apply(frame, {**untouched, **{c: _codes(codebook, missing_codes).get(
-            c, ()) for c in structure.levels}}, numeric=False)  # fmt: skip
+        data = structure.apply(frame, untouched, numeric=False)
         if derived_d:  # recomputed from their inputs as the structure stage coded them
             data = derive(data, derived_d, {c: frame[c].dtype for c in derived_d})
     elif bounds:

@@ -597,6 +597,15 @@ class Structure:
                 out[c] = v.astype(col.dtype if col.dtype.kind == "f" else np.float64)
         return out
 
+    def untouched(
+        self, codes: Mapping[str, Sequence], spikes: Mapping[str, Sequence]
+    ) -> dict[str, list]:
+        """The cells :meth:`apply` leaves as they are, per column it codes: a numeric column's
+        declared codes and spikes, a text column's declared codes (public: no level of
+        partition selection, never :data:`OTHER_LEVEL`)."""
+        out = {c: [*codes.get(c, ()), *spikes.get(c, ())] for c in self.columns}
+        return out | {c: list(codes.get(c, ())) for c in self.levels}
+
     def supports(self) -> dict[str, tuple[float, float]]:
         """Numeric column -> its support (declared or DP), the file model's ``truncate``."""
         return {c: tuple(s.support) for c, s in self.columns.items()}

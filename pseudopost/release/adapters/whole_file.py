@@ -637,11 +637,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             for c, v in found["spikes"].items():
                 spikes[c] = [*spikes.get(c, ()), *v]
             kw["spikes"] = spikes
-            untouched = {c: [*codes.get(c, ()), *spikes.get(c, ())] for c in structure.columns}
-            # a text column's declared codes are public: kept, not made OTHER_LEVEL (as
-            # pp.synthesize keeps them)
-            untouched |= {c: list(codes.get(c, ())) for c in structure.levels}
-            coded = structure.apply(frame, untouched, numeric=False)
+            coded = structure.apply(frame, structure.untouched(codes, spikes), numeric=False)
             kw["truncate"] = structure.supports()
             if derived:  # recomputed from their inputs as the structure stage coded them
                 coded = derive(coded, derived, {c: frame[c].dtype for c in derived})
