@@ -83,7 +83,6 @@ from pseudopost.mechanisms.structure import (
 from pseudopost.models.file import FileModel
 from pseudopost.models.file.categories import check_levels, with_levels
 from pseudopost.models.file.derived import check_derived, derive, parse_derived
-from pseudopost.models.file.nesting import DECLARED
 from pseudopost.models.file.screen import screen_frame
 from pseudopost.models.registry import Choice, choose_model, model_class
 from pseudopost.models.rules import Rule, StructuralZero, named_levels
@@ -665,35 +664,9 @@ def synthesize(
     frames = result.synthesize_datasets(m, seed=synth_seed)
     choices = model.choices(result.prepared)
     if structure is not None:
-        choices = choices.merge(structure.table(), on="column", how="left")
         plans = {p.name: p for p in result.prepared.plan.plans}
-        for c, s in structure.columns.items():
-            why = _STRUCTURE_REASON[s.model] + (
-                "; spikes (DP) at " + ", ".join(f"{v:g}" for v in s.spikes) if s.spikes else "")
-            at = choices.column == c
-            old = choices.loc[at, "reason"].iloc[0]
-            if c in (hierarchy or {}):  # its support from the stage, its model the nesting
-                why = "the structure stage: its support and grid; " + old
-            elif c in plans and old.startswith(plans[c].choice.reason):  # the plan's notes kept
-                why += old[len(plans[c].choice.reason):]
-            choices.loc[at, "reason"] = why
-        for c, par in structure.parents.items():
-            at = choices.column == c
-            reason = choices.loc[at, "reason"].iloc[0]
-            if par.parent is not None:  # chosen, not declared (declared ones are no candidates)
-                reason = reason.replace(f"({DECLARED})", f"(the structure stage: {par.how()})")
-            else:
-                reason += f"; parent: {par.describe()}"
-            choices.loc[at, "reason"] = reason
+        choices = structure.annotate(choices, plans)
     return SynthesisResult(frames[0] if m == 1 else frames, choices, result, model, structure)
-
-
-_STRUCTURE_REASON = {
-    "grid_ordinal": "the structure stage: integers, each integer of the support a level "
-    "(ordered logit over them)",
-    "binned": "the structure stage: a histogram density over the support's bins (ordered logit "
-    "over the bins, uniform inside each)",
-}
 
 
 def _codes(codebook: Codebook | None, missing_codes) -> dict:

@@ -7,9 +7,12 @@ Each ``examples/*.toml`` is released by ``pseudopost synthesize`` in a scratch c
 SHA-256 of its synthetic files and of its ``privacy.json`` without the entries that name a
 path, a time or a version. One ``pp.synthesize`` run on YRBSS (2,000 records, seed 1, 1 chain x
 50 draws) is fingerprinted by its synthetic CSV, its epsilons and its choices table.
+``--data-only`` leaves out ``privacy.json`` and the choices table (the synthetic files and the
+epsilons only): for a commit that rewrites the reports' texts but should draw the same data.
 
     .venv/bin/python scripts/release_hashes.py --out before.json
     .venv/bin/python scripts/release_hashes.py --check before.json   # exit 1 on any difference
+    .venv/bin/python scripts/release_hashes.py --data-only --out before.json
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ def _digest(files: list[Path], privacy: Path | None) -> str:
     return h.hexdigest()
 
 
-def example_hashes(names: list[str] | None = None) -> dict[str, str]:
+def example_hashes(names: list[str] | None = None, data_only: bool = False) -> dict[str, str]:
     out = {}
     with tempfile.TemporaryDirectory(prefix="pp-hashes-") as tmp:
         work = Path(tmp)
@@ -66,12 +69,12 @@ def example_hashes(names: list[str] | None = None) -> dict[str, str]:
                 out[spec.stem] = f"failed ({done.returncode}): {done.stderr.strip()[-200:]}"
                 continue
             files = [p for p in dest.iterdir() if p.name.startswith("synthetic")]
-            out[spec.stem] = _digest(files, dest / "privacy.json")
+            out[spec.stem] = _digest(files, None if data_only else dest / "privacy.json")
             print(f"{spec.stem}: {out[spec.stem][:16]}", flush=True)
     return out
 
 
-def synthesize_hash() -> str:
+def synthesize_hash(data_only: bool = False) -> str:
     import numpy as np
     import pandas as pd
 
@@ -85,7 +88,8 @@ def synthesize_hash() -> str:
                             progress=False)  # fmt: skip
     h = hashlib.sha256(out.synthetic.to_csv(index=False).encode())
     h.update(repr((out.epsilon, out.unweighted_epsilon, out.structure_epsilon)).encode())
-    h.update(out.choices.astype(str).to_csv(index=False).encode())
+    if not data_only:
+        h.update(out.choices.astype(str).to_csv(index=False).encode())
     digest = h.hexdigest()
     print(f"pp.synthesize(yrbss): {digest[:16]}", flush=True)
     return digest
@@ -96,8 +100,11 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, help="write the fingerprints here (JSON)")
     ap.add_argument("--check", type=Path, help="compare with fingerprints written before")
     ap.add_argument("--examples", nargs="*", help="only these examples (file stems)")
+    ap.add_argument("--data-only", action="store_true",
+                    help="synthetic files and epsilons only (no privacy.json, no choices)")
     args = ap.parse_args(argv)
-    hashes = {**example_hashes(args.examples), "pp.synthesize(yrbss)": synthesize_hash()}
+    hashes = {**example_hashes(args.examples, args.data_only),
+              "pp.synthesize(yrbss)": synthesize_hash(args.data_only)}
     if args.out:
         args.out.write_text(json.dumps(hashes, indent=1) + "\n")
     if args.check:

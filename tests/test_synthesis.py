@@ -742,6 +742,12 @@ def test_every_column_kind_keeps_its_dtype_missing_share_and_margin():
     syn = out.synthesize(seed=3, weighted=False)
     models = dict(zip(out.choices["column"], out.choices["model"], strict=True))
     assert models["ordered_nan"] == models["numeric_ordinal"] == "ordinal"
+    reasons = dict(zip(out.choices["column"], out.choices["reason"], strict=True))
+    binned = [c for c, s in out.structure.columns.items() if s.model == "binned"]
+    assert binned  # the stage's bins are DP, and the report says so (it once said "declared")
+    for c in binned:
+        assert "bins from" in reasons[c] and "(declared)" not in reasons[c], reasons[c]
+        assert f"({out.structure.columns[c].sources['bins']})" in reasons[c], reasons[c]
     for c in frame.columns:
         real, fake = frame[c], syn[c]
         assert str(fake.dtype) == str(real.dtype), c

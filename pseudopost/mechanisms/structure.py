@@ -137,6 +137,7 @@ from pseudopost.mechanisms.parents import (
     select_parent,
 )
 from pseudopost.models.file.grid import STORAGE_TOLERANCE
+from pseudopost.models.file.nesting import DECLARED
 from pseudopost.models.status import cell_key, column_kind, split_status
 from pseudopost.privacy.structure import (
     SMALLEST_MAGNITUDE,
@@ -645,6 +646,39 @@ class Structure:
                  "heaps", "levels", "parent", "structure epsilon"]  # fmt: skip
         return pd.DataFrame(rows, columns=names)
 
+    def annotate(self, choices: pd.DataFrame, plans: Mapping) -> pd.DataFrame:
+        """The file model's ``choices`` with this stage's :meth:`table` merged in and each
+        reason saying what the stage chose (its model of a numeric column, its spikes, its bins
+        as DP rather than declared, a parent chosen by the exponential mechanism); the plan's
+        notes kept. ``plans``: column -> the model's column plan (``plan.plans`` by name). One
+        text for :func:`pseudopost.synthesize` and the whole-file release alike."""
+        out = choices.merge(self.table(), on="column", how="left")
+        for c, s in self.columns.items():
+            at = out.column == c
+            if not at.any():
+                continue
+            old, plan = out.loc[at, "reason"].iloc[0], plans.get(c)
+            why = _STRUCTURE_REASON[s.model] + (
+                "; spikes (DP) at " + ", ".join(f"{v:g}" for v in s.spikes) if s.spikes else "")
+            if plan is not None and plan.nesting is not None:  # its model the nesting
+                why = "the structure stage: its support and grid; " + old
+            elif plan is not None and old.startswith(plan.choice.reason):  # the notes kept
+                why += old[len(plan.choice.reason):]
+                dp = s.sources.get("bins", "")
+                if plan.bins is not None and dp.startswith("DP"):  # the stage's, not declared
+                    text = plan.bins.describe()
+                    why = why.replace(f"{text} (declared)", f"{text} ({dp})")
+            out.loc[at, "reason"] = why
+        for c, par in self.parents.items():
+            at = out.column == c
+            reason = out.loc[at, "reason"].iloc[0]
+            if par.parent is not None:  # chosen, not declared (declared ones are no candidates)
+                reason = reason.replace(f"({DECLARED})", f"(the structure stage: {par.how()})")
+            else:
+                reason += f"; parent: {par.describe()}"
+            out.loc[at, "reason"] = reason
+        return out
+
     def to_dict(self) -> dict:
         return {
             "budget": self.budget,
@@ -803,6 +837,15 @@ def _check_declared(series: pd.Series, x_all: np.ndarray, mask: np.ndarray, lo, 
             f"range [{lo:g}, {hi:g}] ({int(bad.sum())} value(s) outside in all); correct the "
             f"value, declare it a missing code, or widen the range."
         )
+
+
+#: the start of a numeric column's reason in the choices when the stage chose its model
+_STRUCTURE_REASON = {
+    "grid_ordinal": "the structure stage: integers, each integer of the support a level "
+    "(ordered logit over them)",
+    "binned": "the structure stage: a histogram density over the support's bins (ordered logit "
+    "over the bins, uniform inside each)",
+}
 
 
 #: the probabilities of the knots of a numeric predictor: its noisy quartiles, and the 5 % and
@@ -1433,7 +1476,8 @@ def estimate_structure(
 
 def _levels(series, name, codes, epsilon, delta, rng, named=frozenset()) -> LevelStructure:
     """A text column's levels by Laplace partition selection over its sorted observed levels
-    (codes and empty cells apart, the public ``named`` levels kept without selection):
+    (codes and empty cells apart, the public ``named`` levels kept without selection, held by a
+    record or not):
     (epsilon, delta)-DP for add/remove, each record holding one level
     (:func:`~pseudopost.privacy.structure.partition_selection`)."""
     status, values, _ = split_status(series, codes, (), name=name)
@@ -1441,10 +1485,13 @@ def _levels(series, name, codes, epsilon, delta, rng, named=frozenset()) -> Leve
     for v in np.asarray(values, dtype=object)[status == 0]:
         k = cell_key(v)  # a level as the column holds it (True, 1 and "1" three levels)
         counts[k] = counts.get(k, 0) + 1
-    public = {cell_key(v) for v in named}
+    # a named level is public: kept whether or not a record holds it (keeping it only when one
+    # does would release its occurrence outside every budget)
+    public = {cell_key(v) for v in named if not (isinstance(v, float) and math.isnan(v))}
+    public -= {cell_key(v) for v in codes}  # a named missing code stays a code
     order = sorted(counts, key=_level_order)  # by the levels' text, as before: data-free
     ordered = {k: counts[k] for k in order if k not in public}
-    kept = {*partition_selection(ordered, epsilon, delta, rng), *(k for k in order if k in public)}
+    kept = {*partition_selection(ordered, epsilon, delta, rng), *public}
     charge = StructureCharge(f"{name}: levels", epsilon, delta, "Laplace partition selection")
     return LevelStructure(name, tuple(k[1] for k in sorted(kept, key=_level_order)), (charge,))
 

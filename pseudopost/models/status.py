@@ -108,15 +108,9 @@ def is_missing(series: pd.Series) -> np.ndarray:
 
 
 def _same(a: object, b: object) -> bool:
-    """Cell equality that keeps strings, booleans and numbers apart ('1' != 1, True != 1)."""
-    if isinstance(a, str) or isinstance(b, str):
-        return isinstance(a, str) and isinstance(b, str) and a == b
-    if isinstance(a, (bool, np.bool_)) != isinstance(b, (bool, np.bool_)):
-        return False
-    try:
-        return bool(a == b)
-    except (TypeError, ValueError):
-        return False
+    """Cell equality that keeps strings, booleans and numbers apart ('1' != 1, True != 1):
+    their :func:`cell_key` agree (one definition of a cell's identity)."""
+    return cell_key(a) == cell_key(b)
 
 
 def _numeric_scalar(v: object) -> bool:
@@ -124,12 +118,13 @@ def _numeric_scalar(v: object) -> bool:
 
 
 def cell_key(v: object) -> tuple:
-    """A hashable key of a present cell under :func:`_same`'s equality: strings, booleans and
-    numbers apart (``"1"``, ``True`` and ``1`` are three keys, as pandas' hashing, for which
-    ``True == 1``, would not keep them), numbers by value (``1``, ``1.0`` and ``np.int64(1)``
-    one key, ``("number", 1)``). ``key[1]`` is the cell in a canonical form: the string, the
-    Python bool, an int for an integral number, else a float. A level released by the structure
-    stage is held as such a value, and a cell is one of its levels when their keys agree."""
+    """A hashable key of a present cell (two cells are the same when their keys are equal:
+    :func:`_same`): strings, booleans and numbers apart (``"1"``, ``True`` and ``1`` are three
+    keys, as pandas' hashing, for which ``True == 1``, would not keep them), numbers by value
+    (``1``, ``1.0`` and ``np.int64(1)`` one key, ``("number", 1)``). ``key[1]`` is the cell in
+    a canonical form: the string, the Python bool, an int for an integral number, else a
+    float. A level released by the structure stage is held as such a value, and a cell is one
+    of its levels when their keys agree."""
     if isinstance(v, str):
         return ("str", str(v))
     if isinstance(v, (bool, np.bool_)):

@@ -970,3 +970,25 @@ def test_hundredths_are_taken_with_a_tenth_of_the_values_off_them_and_a_finer_gr
         assert got == (2, 0.01)
         got = ms._recording_grid(income(rng, 0.25), float(n), 50.0, np.random.default_rng(seed))
         assert got == (None, None)
+
+
+def test_a_level_named_by_a_rule_is_released_whether_or_not_a_record_holds_it():
+    """A rule's level is a codebook fact: released as a level whether the file holds it or not,
+    so the released levels do not say whether some respondent answered it (the stage kept a
+    named level only when a record held it: its occurrence, outside every budget). A named
+    missing code stays a code, not a level."""
+    rng = np.random.default_rng(3)
+    n = 600
+    work = rng.choice(["private", "public", "self"], n, p=[0.6, 0.3, 0.1]).astype(object)
+    frame = pd.DataFrame({"work": work, "age": rng.integers(18, 80, n)})
+    held = frame.copy()
+    held.loc[0, "work"] = "never"
+    named = {"work": ["never", "DK"]}
+    levels = [
+        estimate_structure(f, ["work"], named_levels=named, missing_codes={"work": ["DK"]},
+                           rng=np.random.default_rng(1)).levels["work"].levels
+        for f in (frame, held)
+    ]  # fmt: skip
+    assert levels[0] == levels[1]
+    assert "never" in levels[0] and "DK" not in levels[0]
+    assert {"private", "public"} <= set(levels[0])

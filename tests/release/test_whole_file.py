@@ -167,7 +167,7 @@ def test_structure_stage_in_the_record_ledger_and_report(released):
         assert (syn.age == np.round(syn.age)).all()
     page = (out / "report.html").read_text()
     assert "Structure stage" in page and "structure stage epsilon (once per release)" in page
-    assert "coded to it" in page
+    assert "piles on the bound" in page and "coded to it" not in page
 
 
 def test_structure_is_the_same_for_validate_fit_and_account(tmp_path):
@@ -515,6 +515,9 @@ def test_the_shipped_adult_example_releases_end_to_end(tmp_path):
     for c in ("capital-gain", "capital-loss"):
         assert f"{c}.value (binned)," in parts[c]["parts"]
         assert f"{c}.value shift-only: about" in parts[c]["reason"]
+        # as pp.synthesize's choices say: the stage's model and bins (DP), not "declared"
+        assert parts[c]["reason"].startswith("the structure stage: a histogram density")
+        assert "(declared)" not in parts[c]["reason"] and "bins from" in parts[c]["reason"]
     syn = pd.read_csv(outcome.out / "synthetic-1.csv")
     assert len(syn) == 2000
     for c in ("capital-gain", "capital-loss"):

@@ -135,7 +135,9 @@ def _check_value(spec: _Spec, name: str, value: object, what: str) -> None:
         if not any(_same(value, lv) for lv in spec.levels):
             raise ValueError(
                 f"{what} names the level {_literal_text(value)} of column {name!r}, which is not "
-                f"one of its levels {list(spec.levels)}."
+                f"one of its levels {list(spec.levels)}. If the codebook lists it and no "
+                f"record holds it, declare the column's levels (a pandas categorical, or "
+                f"levels=); otherwise correct the rule."
             )
 
 

@@ -862,10 +862,8 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         record["weight_total_before_rake"] = float(attrs.get("weight_total_before_rake", 0.0))
         record["weight_total"] = float(attrs.get("weight_total", 0.0))
         record["raked_parts"] = int(attrs.get("raked_parts", 0))
-        record["parts"] = produced.result.model.choices(produced.result.prepared).to_dict(
-            orient="records"
-        )
         structure = getattr(produced, "structure", None)
+        record["parts"] = _choices(produced, structure).to_dict(orient="records")
         se = produced.statement.structure_epsilon
         record["structure_epsilon"] = se
         record["structure_delta"] = produced.statement.structure_delta
@@ -943,7 +941,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             facts["epsilon without the floor (its cost)"] = (
                 f"{privacy['epsilon_without_floor']:.4g}"
             )
-        choices = produced.result.model.choices(produced.result.prepared)
+        choices = _choices(produced, structure)
         before = [
             *parts.before,
             "<h2>Columns and their parts</h2>",
@@ -970,9 +968,10 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
                     "column's integer-ness, support (bounds), zero spike and bins, and each free "
                     "text column's levels (partition selection, its delta "
                     f"{float(privacy.get('structure_delta') or 0.0):.3g}); a declared "
-                    "(codebook) range costs nothing. Real values beyond a DP bound were coded "
-                    "to it (a DP top- and bottom-code) before the fit, and every synthetic "
-                    "value lies in the support."
+                    "(codebook) range costs nothing. A real value beyond a DP bound enters "
+                    "the later columns as the bound and is censored into its own column's "
+                    "outermost bin or left out of its model (truncated), so no synthetic value "
+                    "piles on the bound, and every synthetic value lies in the support."
                 ),
                 report.table(structure.table()),
             ]
@@ -1159,3 +1158,14 @@ def _violations(decl, syn: pd.DataFrame, j: int) -> list[tuple]:
     out = [(j, f"rule: {r.text}", int(r.violations(syn).sum())) for r in decl.rules]
     out += [(j, f"zero: {z.text}", int(z.violations(syn).sum())) for z in decl.structural_zeros]
     return out
+
+
+def _choices(produced: Produced, structure) -> pd.DataFrame:
+    """The file model's choices, their reasons annotated by the structure stage when there is
+    one (as in ``pp.synthesize``'s ``choices``; the stage's own table is reported apart)."""
+    result = produced.result
+    choices = result.model.choices(result.prepared)
+    if structure is None:
+        return choices
+    plans = {p.name: p for p in result.prepared.plan.plans}
+    return structure.annotate(choices, plans)[list(choices.columns)]
