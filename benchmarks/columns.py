@@ -14,16 +14,21 @@ For each file: the 80 % training split of :mod:`defaults` (seeded, the 20 % cont
   over its bins, is where CART's propensity finds a synthetic file most easily);
 * the column's model and structure (``out.choices``).
 
-The whole-file S_pMSE of each synthesizer is printed above each file's table. Diagnosis only:
-no goal is printed (those are ``defaults.py``'s).
+The whole-file S_pMSE of each synthesizer is printed above each file's table. ``--pairs`` adds
+one table per file of the two-way S_pMSE of every pair of columns (the same measure on the
+pair), sorted by the weighted file's: where a relation is lost (a predictor left out of a wide
+column's model, a bend between spline knots) rather than a margin. Diagnosis only: no goal is
+printed (those are ``defaults.py``'s).
 
 Run: ``.venv/bin/python benchmarks/columns.py [--files slid cps91 ...] [--seed 1]
-[--files-per 3]``. Writes ``benchmarks/results/columns.{md,csv}``.
+[--files-per 3] [--pairs]``. Writes ``benchmarks/results/columns.{md,csv}`` (and
+``column_pairs.{md,csv}``).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import sys
 from pathlib import Path
 
@@ -47,7 +52,7 @@ def _exact_share(real: pd.Series, syn: pd.Series) -> float:
     return float(s.isin(set(real.dropna().tolist())).mean())
 
 
-def run_file(name: str, seed: int, k: int) -> tuple[pd.DataFrame, dict]:
+def run_file(name: str, seed: int, k: int, pairs: bool = False):
     spec, train, out, wall = D.synthesize_training(name, seed, m=k)
     weighted = out.synthetic if isinstance(out.synthetic, list) else [out.synthetic]
     unweighted = out.synthesize_datasets(k, seed=seed + 100, weighted=False)
@@ -72,7 +77,15 @@ def run_file(name: str, seed: int, k: int) -> tuple[pd.DataFrame, dict]:
         st = choices.loc[c, "structure"] if c in choices.index and "structure" in choices else ""
         row["structure"] = "" if pd.isna(st) else str(st)
         rows.append(row)
-    return pd.DataFrame(rows), {"wall s": wall, **{f"whole {k_}": v for k_, v in whole.items()}}
+    two = []
+    for a, b in itertools.combinations(cols, 2) if pairs else ():
+        two.append({"file": name, "pair": f"{a} x {b}",
+                    **{f"S_pMSE {who}": _spmse(train, fs, [a, b]) for who, fs in files.items()}})
+    two = pd.DataFrame(two)
+    if len(two):
+        two = two.sort_values("S_pMSE weighted", ascending=False)
+    whole = {"wall s": wall, **{f"whole {k_}": v for k_, v in whole.items()}}
+    return pd.DataFrame(rows), whole, two
 
 
 def main(argv=None) -> int:
@@ -80,10 +93,16 @@ def main(argv=None) -> int:
     parser.add_argument("--files", nargs="*", default=["slid", "cps91"], choices=list(D.FILES))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--files-per", type=int, default=3, help="synthetic files per synthesizer")
+    parser.add_argument("--pairs", action="store_true", help="two-way S_pMSE of every pair")
     args = parser.parse_args(argv)
-    tables, lines = [], []
+    tables, lines, pair_tables, pair_lines = [], [], [], []
     for name in args.files:
-        table, whole = run_file(name, args.seed, args.files_per)
+        table, whole, two = run_file(name, args.seed, args.files_per, args.pairs)
+        if len(two):
+            print(two.drop(columns=["file"]).to_string(index=False, float_format="%.3g"))
+            pair_lines += [f"### {name}", "",
+                           two.drop(columns=["file"]).to_markdown(index=False, floatfmt=".3g"), ""]
+            pair_tables.append(two)
         head = f"### {name}: " + ", ".join(f"{k} {v:.3g}" for k, v in whole.items())
         print(head)
         print(table.drop(columns=["file"]).to_string(index=False, float_format="%.3g"))
@@ -100,6 +119,12 @@ def main(argv=None) -> int:
         f"## One-way S_pMSE by column (seed {args.seed}, {args.files_per} files each)\n\n"
         + "\n".join(lines)
     )
+    if pair_tables:
+        pd.concat(pair_tables).to_csv(RESULTS / "column_pairs.csv", index=False)
+        (RESULTS / "column_pairs.md").write_text(
+            f"## Two-way S_pMSE by pair of columns (seed {args.seed}, {args.files_per} files "
+            "each)\n\n" + "\n".join(pair_lines)
+        )
     return 0
 
 
