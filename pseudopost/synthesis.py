@@ -664,8 +664,7 @@ def synthesize(
     frames = result.synthesize_datasets(m, seed=synth_seed)
     choices = model.choices(result.prepared)
     if structure is not None:
-        plans = {p.name: p for p in result.prepared.plan.plans}
-        choices = structure.annotate(choices, plans)
+        choices = structure.annotate(choices, result.prepared.plan)
     return SynthesisResult(frames[0] if m == 1 else frames, choices, result, model, structure)
 
 

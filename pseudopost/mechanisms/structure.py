@@ -138,6 +138,7 @@ from pseudopost.mechanisms.parents import (
 )
 from pseudopost.models.file.grid import STORAGE_TOLERANCE
 from pseudopost.models.file.nesting import DECLARED
+from pseudopost.models.file.plan import FilePlan
 from pseudopost.models.status import cell_key, column_kind, split_status
 from pseudopost.privacy.structure import (
     SMALLEST_MAGNITUDE,
@@ -646,12 +647,13 @@ class Structure:
                  "heaps", "levels", "parent", "structure epsilon"]  # fmt: skip
         return pd.DataFrame(rows, columns=names)
 
-    def annotate(self, choices: pd.DataFrame, plans: Mapping) -> pd.DataFrame:
+    def annotate(self, choices: pd.DataFrame, plan: FilePlan) -> pd.DataFrame:
         """The file model's ``choices`` with this stage's :meth:`table` merged in and each
         reason saying what the stage chose (its model of a numeric column, its spikes, its bins
         as DP rather than declared, a parent chosen by the exponential mechanism); the plan's
-        notes kept. ``plans``: column -> the model's column plan (``plan.plans`` by name). One
-        text for :func:`pseudopost.synthesize` and the whole-file release alike."""
+        notes kept. ``plan``: the file model's plan of the coded records (its column plans by
+        name). One text for :func:`pseudopost.synthesize` and the whole-file release alike."""
+        plans = {p.name: p for p in plan.plans}
         out = choices.merge(self.table(), on="column", how="left")
         for c, s in self.columns.items():
             at = out.column == c

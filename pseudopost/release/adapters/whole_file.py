@@ -1167,5 +1167,4 @@ def _choices(produced: Produced, structure) -> pd.DataFrame:
     choices = result.model.choices(result.prepared)
     if structure is None:
         return choices
-    plans = {p.name: p for p in result.prepared.plan.plans}
-    return structure.annotate(choices, plans)[list(choices.columns)]
+    return structure.annotate(choices, result.prepared.plan)[list(choices.columns)]
