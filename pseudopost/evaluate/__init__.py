@@ -3,7 +3,8 @@ by outlier decile, attacks on releases, TSTR, scorer quality, and the measures a
 synthpop's definitions (S_pMSE, table utility, repU and DiSCO).
 
 Mechanism-agnostic: every function takes real train/test (and optionally reference) frames and a
-synthetic frame.
+synthetic frame; except :func:`frontier`, which takes a pseudo posterior fit and estimates these
+measures and epsilon for other weight settings from its draws.
 """
 
 from pseudopost.evaluate.disclosure import (
@@ -17,6 +18,7 @@ from pseudopost.evaluate.disclosure_tables import (
     disclosure_measures,
     multi_disclosure,
 )
+from pseudopost.evaluate.frontier import frontier, plot_frontier
 from pseudopost.evaluate.membership import (
     MembershipResult,
     advantage,
@@ -90,6 +92,7 @@ __all__ = [
     "dp_accuracy_bound",
     "ecdf_utility",
     "estimate_summary",
+    "frontier",
     "histogram_features",
     "identification_risk",
     "identification_risk_table",
@@ -101,6 +104,7 @@ __all__ = [
     "membership_inference",
     "multi_disclosure",
     "plot_association_difference",
+    "plot_frontier",
     "plot_marginals",
     "plot_violins",
     "pmse",
