@@ -164,18 +164,18 @@ def frontier(
     ctx = _Context.checked(result, data, keys, target, ngroups, holdout)
     grid = _grid(result, scales, shifts)
     datasets = check_positive_int(datasets, "datasets")
-    khat_max = check_positive(khat_max, "khat_max")
-    if not isinstance(refit, bool):
-        raise TypeError(f"The 'refit' argument must be True or False. Got {refit!r}.")
-    draws_per_chain = ctx.shape[1]
-    tune = draws_per_chain if tune is None else check_positive_int(tune, "tune", minimum=0)
     if datasets > ctx.shape[0] * ctx.shape[1]:
         raise ValueError(
             f"'datasets'={datasets} exceeds the fit's {ctx.shape[0] * ctx.shape[1]} draws."
         )
+    khat_max = check_positive(khat_max, "khat_max")
+    if not isinstance(refit, bool):
+        raise TypeError(f"The 'refit' argument must be True or False. Got {refit!r}.")
+    tune = ctx.shape[1] if tune is None else check_positive_int(tune, "tune", minimum=0)
     rng = as_generator(seed)
     # per row, whatever its method: resampling offset, synthesis, measures, refit
     seeds = rng.integers(0, 2**31 - 1, size=(len(grid), 4))
+    ctx.load()  # every input checked: the work starts here
 
     rows = []
     for (c, g), row_seeds in zip(grid, seeds, strict=True):
@@ -278,7 +278,6 @@ class _Context:
         self.keys, self.target, self.ngroups, self.holdout = keys, target, ngroups, holdout
         post = result.posterior
         self.shape = (post.sizes["chain"], post.sizes["draw"])
-        self.draws = stack_draws(post, [rv.name for rv in result.built.free_RVs])
         self.risk = result.risk.to_numpy()
         self.normalisation = str(attrs["normalisation"])
         self.summary = risk_summary(self.risk, self.normalisation)
@@ -286,6 +285,14 @@ class _Context:
         q = float(attrs.get("exclude_quantile", -1.0))
         self.exclude = None if q < 0 or q >= 1 else q
         self.range, self.decomposition = self._decomposition(result, attrs)
+        return self
+
+    def load(self) -> None:
+        """The fit's flat draws, its record log-likelihood f and sensitive part g (the
+        accountant's, :func:`~pseudopost.privacy.accountant.sensitive_function`), and
+        :math:`\\sum_i \\alpha^*_i f_{\\theta_m}(x_i)` per draw."""
+        result = self.result
+        self.draws = stack_draws(result.posterior, [rv.name for rv in result.built.free_RVs])
         self.loglik = record_function(result.model, result.built)
         self.sensitive = sensitive_function(
             self.decomposition, result.model, result.built, self.loglik
@@ -293,7 +300,6 @@ class _Context:
         self.fitted_total = reduce_sum(
             self.loglik, self.draws, self.decomposition.fit_weights(self.alpha)
         )
-        return self
 
     def _check_data(self, rebuilt: bool) -> None:
         prepared = self.result.prepared
@@ -464,6 +470,8 @@ def plot_frontier(
         ax.figure.colorbar(points, ax=ax, label=color)
     ax.set_xlabel("local epsilon (per synthetic dataset)")
     ax.set_ylabel(f"{utility} (lower is closer to the data)")
-    ax.legend(title="method", fontsize=8)
+    legend = ax.legend(title="method", fontsize=8)
+    for handle in legend.legend_handles:  # the marker says the method; the colour does not
+        handle.set_facecolor("white")
     ax.set_title(title)
     return ax
