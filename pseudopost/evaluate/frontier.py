@@ -37,6 +37,7 @@ from pseudopost.evaluate.propensity import propensity_utility
 from pseudopost.evaluate.table_utility import utility_tables
 from pseudopost.fitting.importance import psis_log_weights, systematic_resample
 from pseudopost.mechanisms.pseudo_posterior import PseudoPosterior, PseudoPosteriorResult
+from pseudopost.models.custom import PyMCModel
 from pseudopost.models.loglik import stack_draws
 from pseudopost.privacy.accountant import account, sensitive_function
 from pseudopost.privacy.calibration import KHAT_MAX
@@ -270,10 +271,16 @@ class _Context:
         self.result = result
         self.model = result.model
         observed = {o: result.prepared.arrays[o] for o in result.model.observed}
-        self.data = result.model.to_frame(result.prepared, observed) if data is None else (
-            check_frame(data, "data"))  # fmt: skip
+        rebuilt = result.model.to_frame(result.prepared, observed)
+        # what a refit's fit() is given: a user's PyMC model holds its own data
+        holds = isinstance(result.model, PyMCModel)
+        if holds and data is not None:
+            raise ValueError(
+                "frontier: the result's PyMCModel holds its own data; call it without 'data'."
+            )
+        self.data = None if holds else rebuilt if data is None else check_frame(data, "data")
         self._check_data(data is None)
-        self.real = self.data[list(result.model.columns)]
+        self.real = (rebuilt if self.data is None else self.data)[list(result.model.columns)]
         self._check_measures(keys, target, ngroups, holdout)
         self.keys, self.target, self.ngroups, self.holdout = keys, target, ngroups, holdout
         post = result.posterior
@@ -309,6 +316,8 @@ class _Context:
         )
         if not same:
             what = "the fit's records rebuilt by its model" if rebuilt else "'data'"
+            if self.data is None:
+                what = "the data the PyMCModel holds now"
             raise ValueError(
                 f"frontier: {what} are not the data the result was fitted on (the model "
                 f"prepares them to other values); pass the data given to fit() as 'data'."
