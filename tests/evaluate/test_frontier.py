@@ -142,3 +142,22 @@ def test_refused_results_and_data(fits, data):
     reweighted = _fit(_mechanism("weighted", reweight=True), data, seed=7)
     with pytest.raises(ValueError, match="re-weighted"):
         pp.evaluate.frontier(reweighted)
+
+
+def test_a_users_pymc_model(data):
+    """A PyMCModel holds its own data: the frontier reads its records, refits without data."""
+    import pymc as pm
+
+    with pm.Model() as m:
+        mu = pm.Normal("mu", 0, 10)
+        sigma = pm.HalfNormal("sigma", 5)
+        pm.Normal("y", mu, sigma, observed=np.log(data["x"].to_numpy()[:200]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = pp.PseudoPosterior(m).fit(**KW, seed=7)
+    fr = pp.evaluate.frontier(res, scales=[1.0, 0.05], shifts=0.0, seed=1)
+    assert fr["epsilon"].iloc[0] == res.epsilon
+    assert list(fr["method"]) == ["psis", "refit"] and 0 < fr["epsilon"].iloc[1] < res.epsilon
+    assert "table_S_pMSE" not in fr  # one column: no two-way table
+    with pytest.raises(ValueError, match="holds its own data"):
+        pp.evaluate.frontier(res, data=data)
