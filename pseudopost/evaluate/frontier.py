@@ -380,7 +380,7 @@ class _Context:
             )
         rng = as_generator(seed)
         chosen = np.sort(idx[rng.choice(np.flatnonzero(kept), size=datasets, replace=False)])
-        frames = self.result._frames(self.result.posterior, chosen, int(rng.integers(2**31 - 1)))
+        frames = self.result.synthesize_draws(chosen, int(rng.integers(2**31 - 1)))
         return local_epsilon(acc.lipschitz), frames
 
     def refit(self, alpha, c, g, datasets, tune, seed) -> tuple[float, list[pd.DataFrame]]:

@@ -161,3 +161,17 @@ def test_a_users_pymc_model(data):
     assert "table_S_pMSE" not in fr  # one column: no two-way table
     with pytest.raises(ValueError, match="holds its own data"):
         pp.evaluate.frontier(res, data=data)
+
+
+def test_synthesize_draws_is_the_synthesis_of_the_chosen_draws(fits):
+    """``synthesize_draws`` under draws chosen by the caller: a draw repeated gives one dataset
+    each, the same seed the same frames; draws outside the posterior refused by name."""
+    res = fits["weighted"]
+    a = res.synthesize_draws(np.array([3, 3, 10]), seed=5)
+    b = res.synthesize_draws(np.array([3, 3, 10]), seed=5)
+    assert len(a) == 3 and all(x.equals(y) for x, y in zip(a, b, strict=True))
+    assert not a[0]["x"].equals(a[2]["x"])  # another draw, another dataset
+    with pytest.raises(ValueError, match=r"'draws' must lie in \[0, 1000\)"):
+        res.synthesize_draws(np.array([1000]))
+    with pytest.raises(TypeError, match="'draws'"):
+        res.synthesize_draws(np.array([0.5]))

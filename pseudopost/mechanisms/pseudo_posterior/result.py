@@ -323,6 +323,23 @@ class ResultBase(ABC):
         posterior, chosen = self._choose(m, rng, weighted)
         return self._frames(posterior, chosen, int(rng.integers(2**31 - 1)))
 
+    def synthesize_draws(self, draws: np.ndarray, seed: SeedLike = None) -> list:
+        """One synthetic dataset under each of the weighted posterior's flat draws ``draws``
+        (``chain * n_draws + draw``; repeats allowed), kept or not: for a caller that chose the
+        draws itself, such as a resample by importance weights
+        (:func:`pseudopost.evaluate.frontier`)."""
+        chosen = np.asarray(draws)
+        size = self.posterior.sizes["chain"] * self.posterior.sizes["draw"]
+        if chosen.ndim != 1 or chosen.size == 0 or not np.issubdtype(chosen.dtype, np.integer):
+            raise TypeError(f"'draws' must be a non-empty 1-d array of integers. Got {draws!r}.")
+        if chosen.min() < 0 or chosen.max() >= size:
+            raise ValueError(
+                f"'draws' must lie in [0, {size}) (the weighted posterior's flat draws). "
+                f"Got {chosen.min()} to {chosen.max()}."
+            )
+        rng = as_generator(seed)
+        return self._frames(self.posterior, chosen, int(rng.integers(2**31 - 1)))
+
     def _choose(self, m: int, rng: np.random.Generator, weighted: bool):
         """(posterior, sorted flat draw numbers) of the ``m`` datasets."""
         if weighted:
