@@ -79,7 +79,7 @@ def frontier(
     For every pair of the grid ``scales`` x ``shifts``, the weights
     :math:`\alpha'_i = \mathrm{clip}(c(1 - r_i) + g, 0, 1)` are computed from the fit's own
     risks :math:`r_i` (same risk summary and normalisation as the fit:
-    :func:`~pseudopost.risk.weights.weights_from_risk`), and the fit's weighted draws are moved
+    ``pseudopost.risk.weights.weights_from_risk``), and the fit's weighted draws are moved
     to them by PSIS with log ratio (module docstring)
 
     .. math:: \log w_m = \sum_i (\alpha'^*_i - \alpha^*_i)\, f_{\theta_m}(x_i).
@@ -94,7 +94,7 @@ def frontier(
 
     **Epsilon** is the accountant's, :math:`\varepsilon = 2\max_i c_i\max_m|g_{\theta_m}(x_i)|`
     with the record coefficient :math:`c_i` and sensitive part g of the fit's decomposition
-    (:func:`~pseudopost.privacy.accountant.account`): the *local* epsilon, for this database
+    (``pseudopost.privacy.accountant.account``): the *local* epsilon, for this database
     and its add/remove-one neighbours, asymptotic (Savitsky, Williams & Hu 2022, Theorem 3),
     per synthetic dataset. A maximum is not an expectation, so it is not a weighted mean of the
     draws: it is taken over a systematic resample of the draws by their PSIS weights (as many
@@ -481,6 +481,7 @@ def plot_frontier(
     ax.set_ylabel(f"{utility} (lower is closer to the data)")
     legend = ax.legend(title="method", fontsize=8)
     for handle in legend.legend_handles:  # the marker says the method; the colour does not
+        handle.set_array(None)  # a colour-mapped handle is re-coloured from its array at draw
         handle.set_facecolor("white")
     ax.set_title(title)
     return ax

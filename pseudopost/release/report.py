@@ -37,6 +37,7 @@ from pseudopost.release.measures import Measures
 __all__ = [
     "ReportParts",
     "build_report",
+    "frontier_figure",
     "kv",
     "marginals",
     "note",
@@ -152,6 +153,33 @@ def stage_bars(stages: Sequence[Mapping[str, Any]]) -> str:
     ax.set_xlabel("epsilon")
     ax.set_title("Budget per stage (basic composition)")
     ax.tick_params(labelsize=7)
+    return _png(fig)
+
+
+def frontier_figure(
+    frame: pd.DataFrame, max_epsilon: float | None = None, chosen: int | None = None
+) -> str:
+    """Epsilon against S_pMSE of a frontier (:func:`pseudopost.evaluate.plot_frontier`,
+    coloured by disclosure), with the target epsilon as a dashed line and the row ``chosen``
+    (a position) ringed."""
+    import matplotlib.pyplot as plt
+
+    from pseudopost.evaluate.frontier import plot_frontier
+
+    fig, ax = plt.subplots(figsize=(6.2, 4.2))
+    plot_frontier(frame, ax=ax, title="Risk-utility frontier (estimated from the first fit)")
+    if max_epsilon is not None:
+        ax.axvline(max_epsilon, color="firebrick", ls="--", lw=1, label="target epsilon")
+    if chosen is not None:
+        row = frame.iloc[chosen]
+        ax.scatter([row["epsilon"]], [row["S_pMSE"]], s=260, facecolors="none",
+                   edgecolors="firebrick", linewidths=1.5, label="chosen")  # fmt: skip
+    if max_epsilon is not None or chosen is not None:
+        legend = ax.legend(fontsize=8)
+        for handle, text in zip(legend.legend_handles, legend.get_texts(), strict=True):
+            if text.get_text() in ("psis", "refit"):  # the marker says the method
+                handle.set_array(None)  # else re-coloured from its array when drawn
+                handle.set_facecolor("white")
     return _png(fig)
 
 

@@ -145,8 +145,9 @@ def check_sections(
 ) -> dict[str, dict[str, Any]]:
     """Check the spec's sections against ``layout`` (section -> its keys): no unknown section
     or key (``hints`` explains keys that belong to another mechanism's layout), every
-    ``required`` section and required key present, every value of its kind. Returns the cleaned
-    sections (absent optional keys left out)."""
+    ``required`` section and the required keys of every section given present, every value of
+    its kind. Returns the cleaned sections (absent optional keys left out; an absent optional
+    section as an empty one, its required keys not asked for)."""
 
     def hint(item: str) -> str:
         text = hints.get(item)
@@ -168,7 +169,10 @@ def check_sections(
             raise SpecError(f"spec section '[{name}]' is missing. Fix: add a [{name}] table.")
     out: dict[str, dict[str, Any]] = {}
     for name, keys in layout.items():
-        table = raw.get(name, {})
+        if name not in raw and name not in required:
+            out[name] = {}  # an optional section not given: its required keys are not asked for
+            continue
+        table = raw[name]
         for key in table:
             if key not in keys:
                 raise fail(

@@ -136,6 +136,9 @@ class FullySyntheticAdapter(MechanismAdapter):
         "sampling": "the {name} release does not sample a posterior: put seed under [release]",
         "budget.max_epsilon": "the {name} release spends exactly mechanism.epsilon, so there is "
         "no per-dataset cap",
+        "frontier": "[frontier] chooses the risk weights of a single-outcome pseudo posterior "
+        "release; the {name} release has no weights to choose and spends exactly "
+        "mechanism.epsilon",
     }
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

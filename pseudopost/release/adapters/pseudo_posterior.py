@@ -22,6 +22,14 @@ Spec layout (``examples/fatigue.toml``)::
     total_epsilon = 200.0             # the dataset's lifetime budget (kept in the ledger)
     max_epsilon = 60.0                # most this release may spend per synthetic dataset
 
+    [frontier]                        # optional: choose (scale, shift) on the frontier, then refit
+    scales = [0.25, 0.5, 0.75, 1.0]   # the grid's c (each > 0)
+    shifts = [0.0]                    # the grid's g (default: [mechanism.shift])
+    choose = "max_utility"            # lowest S_pMSE among settings with estimated epsilon <= max_epsilon
+    max_epsilon = 12.0                # the target epsilon per synthetic dataset (<= budget.max_epsilon)
+    datasets = 1                      # synthetic datasets per setting for the frontier's S_pMSE
+    max_refits = 3                    # settings refitted, best first, before the release is refused
+
 ``model.family`` is a name of :data:`pseudopost.models.registry.MODEL_NAMES`; the release
 supports the regressions of :attr:`PseudoPosteriorAdapter.families`. The mechanism's
 range-restriction, calibration and censoring options are passed to
@@ -40,6 +48,13 @@ Theorem 3; range-restricted paper eq. 7), or the global :math:`2B` under censori
 :math:`m\varepsilon` (basic composition), so the pre-check cap is ``m * budget.max_epsilon`` and
 a fit whose epsilon exceeds ``max_epsilon`` is refused (:class:`BudgetError`) before any
 synthesis. The saved fit (``fit.nc``) lets ``pseudopost account`` recompute epsilon.
+
+With ``[frontier]`` (:mod:`pseudopost.release.frontier`), the fit at ``mechanism.scale`` and
+``shift`` is only the first: the frontier over ``scales`` x ``shifts`` is estimated from it, the
+rule picks a setting, and the release is made from a refit at that setting, whose accountant's
+epsilon is the one released and charged. The frontier publishes no synthetic data and is charged
+nothing. Whole-file, REPS, PRISM and entropy releases refuse the section, and so does a
+``[mechanism]`` with ``target_epsilon``, ``censor_epsilon`` or ``reweight = true``.
 """
 
 from __future__ import annotations
@@ -51,7 +66,7 @@ import math
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -66,7 +81,14 @@ from pseudopost.privacy.statement import PrivacyStatement
 from pseudopost.release import report
 from pseudopost.release.adapters.base import AccountResult, MechanismAdapter, Produced, require_file
 from pseudopost.release.errors import SpecError
-from pseudopost.release.files import jsonable, say
+from pseudopost.release.files import jsonable, records, say
+from pseudopost.release.frontier import (
+    FRONTIER_SECTION,
+    FrontierSettings,
+    candidates,
+    parse_frontier,
+    rule_text,
+)
 from pseudopost.release.ledger import BudgetError
 from pseudopost.release.measures import Measures, partially_synthetic, spec_args
 from pseudopost.release.schema import ReleaseSpec, Schema, choice, distinct, fail
@@ -119,6 +141,16 @@ class PseudoPosteriorSettings:
     seed: int
     sampler: str
     max_epsilon: float
+    frontier: FrontierSettings | None = None
+
+
+@dataclass
+class FrontierProduced(Produced):
+    """A pseudo posterior release with ``[frontier]``: ``result`` is the refit at the chosen
+    setting; ``frontier`` holds the first fit's setting and epsilon, the frontier's rows
+    (``curve``), the rule, the chosen row and every refit tried (``attempts``)."""
+
+    frontier: dict[str, Any] = field(default_factory=dict)
 
 
 class PseudoPosteriorAdapter(MechanismAdapter):
@@ -157,6 +189,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
             "seed": (True, "nonnegint"),
             "sampler": (False, "str"),
         },
+        "frontier": FRONTIER_SECTION,
     }
     required = ("model", "mechanism", "sampling")
     budget_keys: ClassVar[Schema] = {"max_epsilon": (True, "posfloat")}
@@ -215,6 +248,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
                     f"at most budget.max_epsilon = {bud['max_epsilon']}",
                     f"lower {key} or raise max_epsilon.",
                 )
+        frontier = parse_frontier(sections, options, draws * chains)
         return PseudoPosteriorSettings(
             family=family,
             outcome=outcome,
@@ -227,6 +261,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
             seed=smp["seed"],
             sampler=sampler,
             max_epsilon=bud["max_epsilon"],
+            frontier=frontier,
         )
 
     def cap(self, spec: ReleaseSpec) -> tuple[float, float]:
@@ -287,17 +322,29 @@ class PseudoPosteriorAdapter(MechanismAdapter):
 
     # ------------------------------------------------------------------ produce
     def fit(self, spec: ReleaseSpec, data: pd.DataFrame, progress: bool | None = None) -> Produced:
-        """The fit, seeded by the first of two children of ``SeedSequence(sampling.seed)``."""
-        from pseudopost.fitting.sampler import SamplingWarning
-
+        """The fit, seeded by the first of two children of ``SeedSequence(sampling.seed)``.
+        With ``[frontier]``: that fit is the first; the release's result is the refit at the
+        setting the rule chose (:meth:`fit_frontier`)."""
         st = spec.settings
         frame = self.fit_frame(spec, data)
         t0 = time.perf_counter()
         say(f"fitting {self.fitting_what} ({st.chains} chains x {st.draws} draws)")
         fit_seed, _ = np.random.SeedSequence(st.seed).spawn(2)
+        result, problems = self._sampled(self.mechanism_for(spec), frame, st, fit_seed, progress)
+        timings = {"fit_total": time.perf_counter() - t0}
+        timings.update({f"fit_{k}": v for k, v in result.timings.items()})
+        produced = Produced(result, timings, warnings=problems, rows=len(frame))
+        if getattr(st, "frontier", None) is None:
+            return produced
+        return self.fit_frontier(spec, frame, produced, fit_seed, progress)
+
+    def _sampled(self, mechanism, frame, st, fit_seed, progress):
+        """``mechanism.fit`` on ``frame`` with the spec's sampling, and its sampler warnings."""
+        from pseudopost.fitting.sampler import SamplingWarning
+
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SamplingWarning)
-            result = self.mechanism_for(spec).fit(
+            result = mechanism.fit(
                 frame,
                 draws=st.draws,
                 tune=st.tune,
@@ -308,9 +355,151 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         problems = [str(w.message) for w in caught if issubclass(w.category, SamplingWarning)]
         for p in problems:
             say(f"warning: {p}")
-        timings = {"fit_total": time.perf_counter() - t0}
-        timings.update({f"fit_{k}": v for k, v in result.timings.items()})
-        return Produced(result, timings, warnings=problems, rows=len(frame))
+        return result, problems
+
+    def fit_frontier(
+        self,
+        spec: ReleaseSpec,
+        frame: pd.DataFrame,
+        first: Produced,
+        fit_seed: np.random.SeedSequence,
+        progress: bool | None = None,
+    ) -> FrontierProduced:
+        """The ``[frontier]`` steps after the first fit (:mod:`pseudopost.release.frontier`):
+        the frontier (seeded by the third child of ``SeedSequence(sampling.seed)``), the rule,
+        and refits at the chosen settings, best first, with the first fit's seed, until one's
+        epsilon is within ``frontier.max_epsilon``. Raises :class:`BudgetError` (nothing
+        written) when no row qualifies or no refit stays within the target.
+
+        The frontier publishes no synthetic data and is charged nothing: the release charges
+        the refit's accountant epsilon per synthetic dataset, as any pseudo posterior release.
+        The choice read the confidential data and is covered only as the local epsilon is (the
+        weights are data-dependent anyway)."""
+        from pseudopost.evaluate.frontier import frontier
+        from pseudopost.fitting.sampler import SamplingWarning
+        from pseudopost.risk.weights import risk_summary, weights_from_risk
+
+        st, fs = spec.settings, spec.settings.frontier
+        first_result = first.result
+        t0 = time.perf_counter()
+        say(
+            f"frontier: {len(fs.grid)} settings estimated from the fit at scale "
+            f"{float(first_result.datatree['privacy'].attrs['scale']):g}, shift "
+            f"{float(first_result.datatree['privacy'].attrs['shift']):g} "
+            f"(first fit's epsilon {first_result.epsilon:.4g})"
+        )
+        keys, target = _frontier_keys(spec)
+        frontier_seed = np.random.SeedSequence(st.seed).spawn(3)[2]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SamplingWarning)
+            curve = frontier(
+                first_result,
+                list(fs.scales),
+                list(fs.shifts),
+                data=frame,
+                datasets=fs.datasets,
+                keys=keys,
+                target=target,
+                tune=st.tune,
+                seed=np.random.default_rng(frontier_seed),
+            )
+        problems = list(first.warnings)
+        problems += [f"frontier refit: {w.message}" for w in caught
+                     if issubclass(w.category, SamplingWarning)]  # fmt: skip
+        timings = dict(first.timings, frontier=time.perf_counter() - t0)
+        order = candidates(curve, fs)
+        record: dict[str, Any] = {
+            "rule": fs.choose,
+            "rule_text": rule_text(fs),
+            "max_epsilon": fs.max_epsilon,
+            "scales": list(fs.scales),
+            "shifts": list(fs.shifts),
+            "datasets": fs.datasets,
+            "max_refits": fs.max_refits,
+            "first_fit": {
+                "scale": float(first_result.datatree["privacy"].attrs["scale"]),
+                "shift": float(first_result.datatree["privacy"].attrs["shift"]),
+                "epsilon": first_result.epsilon,
+            },
+            "curve": curve,
+            "qualifying_rows": order,
+            "attempts": [],
+        }
+        if not order:
+            best = curve["epsilon"].idxmin() if curve["epsilon"].notna().any() else None
+            lowest = "" if best is None else (
+                f" (the lowest estimate is {curve.at[best, 'epsilon']:.4g}, at scale "
+                f"{curve.at[best, 'scale']:g}, shift {curve.at[best, 'shift']:g})"
+            )  # fmt: skip
+            raise BudgetError(
+                f"budget refused: no setting of the frontier has an estimated epsilon <= "
+                f"frontier.max_epsilon = {fs.max_epsilon:.6g}{lowest}; nothing was written and "
+                "the ledger is unchanged. Fix: add smaller values to frontier.scales or "
+                "frontier.shifts, or raise frontier.max_epsilon."
+            )
+        summary = risk_summary(first_result.risk.to_numpy(), str(
+            first_result.datatree["privacy"].attrs["normalisation"]))  # fmt: skip
+        chosen, seconds = None, []
+        for row in order[: fs.max_refits]:
+            c, g = float(curve.at[row, "scale"]), float(curve.at[row, "shift"])
+            say(
+                f"frontier: refitting at scale {c:g}, shift {g:g} (estimated epsilon "
+                f"{curve.at[row, 'epsilon']:.4g}, S_pMSE {curve.at[row, 'S_pMSE']:.4g})"
+            )
+            t1 = time.perf_counter()
+            mech = self.build_mechanism(replace(st, options={**st.options, "scale": c, "shift": g}))
+            refit, more = self._sampled(mech, frame, st, fit_seed, progress)
+            expected = weights_from_risk(first_result.risk.to_numpy(), summary, c, g)
+            attempt = {
+                "row": row,
+                "scale": c,
+                "shift": g,
+                "estimated_epsilon": float(curve.at[row, "epsilon"]),
+                "estimated_S_pMSE": float(curve.at[row, "S_pMSE"]),
+                "method": str(curve.at[row, "method"]),
+                "khat": float(curve.at[row, "khat"]),
+                "refit_epsilon": refit.epsilon,
+                "weights_max_abs_difference": float(
+                    np.max(np.abs(refit.alpha.to_numpy() - expected))
+                ),
+                "within_target": bool(refit.epsilon <= fs.max_epsilon),
+            }
+            seconds.append(time.perf_counter() - t1)
+            record["attempts"].append(attempt)
+            problems += more
+            if attempt["within_target"]:
+                chosen = (refit, attempt)
+                break
+            say(f"frontier: the refit's epsilon {refit.epsilon:.4g} exceeds the target")
+        timings["refit_total"] = sum(seconds)
+        if chosen is None:
+            tried = "; ".join(
+                f"scale {a['scale']:g}, shift {a['shift']:g}: estimated "
+                f"{a['estimated_epsilon']:.4g}, refit {a['refit_epsilon']:.4g}"
+                for a in record["attempts"]
+            )
+            raise BudgetError(
+                f"budget refused: no refit at the settings the rule chose stays within "
+                f"frontier.max_epsilon = {fs.max_epsilon:.6g} ({tried}); nothing was written and "
+                "the ledger is unchanged. Fix: raise frontier.max_refits or frontier.max_epsilon, "
+                "or sampling.draws (PSIS estimates are closer with more draws)."
+            )
+        refit, attempt = chosen
+        if attempt["weights_max_abs_difference"] > 1e-9:
+            problems.append(
+                "the refit's weights differ from the frontier's at the chosen setting by up to "
+                f"{attempt['weights_max_abs_difference']:.3g} (its unweighted fit did not repeat "
+                "the first fit's); its epsilon is its own accountant's either way"
+            )
+        record["chosen"] = attempt
+        say(
+            f"frontier: chose scale {attempt['scale']:g}, shift {attempt['shift']:g}; "
+            f"estimated epsilon {attempt['estimated_epsilon']:.4g}, refit's "
+            f"{refit.epsilon:.4g}"
+        )
+        timings.update({f"refit_{k}": v for k, v in refit.timings.items()})
+        return FrontierProduced(refit, timings, warnings=problems, rows=first.rows,
+                                frontier=record)  # fmt: skip
 
     #: what :meth:`fit` says it fits
     fitting_what = "the pseudo posterior"
@@ -356,6 +545,12 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         eps = statement.epsilon
         charge = statement.charge(spec.m)[0]
         decomposition = attrs.get("decomposition", "weighted")
+        chosen = produced.frontier if isinstance(produced, FrontierProduced) else None
+        stages = _stages(attrs, decomposition, eps, spec.m, charge)
+        extra: dict[str, Any] = {}
+        if chosen is not None:
+            stages.insert(1, _FRONTIER_STAGE)
+            extra["frontier"] = _frontier_record(chosen, eps)
         return {
             "description": attrs.get("mechanism"),
             "decomposition": decomposition,
@@ -373,7 +568,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
             "units": str(attrs.get("units", "")),
             "sensitive_range": _parsed(attrs, "sensitive_range"),
             "calibration": _parsed(attrs, "calibration"),
-            "stages": _stages(attrs, decomposition, eps, spec.m, charge),
+            "stages": stages,
             "lipschitz": {
                 "max": float(result.lipschitz.max()),
                 "median": float(result.lipschitz.median()),
@@ -393,6 +588,7 @@ class PseudoPosteriorAdapter(MechanismAdapter):
             },
             "diagnostics": {k: _diagnostics(d) for k, d in result.diagnostics.items()},
             **_parts_drawn(result.datatree),
+            **extra,
         }
 
     def report_title(self, spec: ReleaseSpec) -> str:
@@ -435,6 +631,9 @@ class PseudoPosteriorAdapter(MechanismAdapter):
             ),
             report.violins({"alpha": result.alpha.to_numpy()}, "Record weights", "alpha_i"),
         ]
+        if isinstance(produced, FrontierProduced):
+            facts.update(_frontier_facts(privacy["frontier"]))
+            before += _frontier_section(produced.frontier, privacy["frontier"])
         from pseudopost._cards import diagnostics_verdict
 
         after = [
@@ -498,6 +697,15 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         return AccountResult(acc.epsilon, float(tree["privacy"].attrs["epsilon"]), acc.lipschitz)
 
 
+def _frontier_keys(spec: ReleaseSpec) -> tuple[list[str] | None, str | None]:
+    """The frontier's repU/DiSCO keys and target: the disclosure keys and sensitive column
+    (default the predictors and the outcome), or none when they do not make a pair."""
+    keys, target = list(spec.disclosure_keys), spec.disclosure_sensitive or None
+    if not keys or target is None or target in keys:
+        return None, None
+    return keys, target
+
+
 _GUARANTEE_TYPE = {
     "local": "local asymptotic (epsilon_x of this database; not a worst-case guarantee)",
     "global": "global (non-asymptotic) epsilon-DP by censoring, given the weights",
@@ -554,6 +762,94 @@ def _mechanism_options(mech: Mapping[str, Any]) -> dict[str, Any]:
             "combined with 'sensitive_range' or 'target_epsilon'. Fix: keep one of them."
         )
     return options
+
+
+#: the frontier's stage of privacy.json's stages
+_FRONTIER_STAGE = {
+    "stage": "risk-utility frontier and the choice of (scale, shift) by the rule",
+    "epsilon": 0.0,
+    "note": "reads the confidential data (PSIS on the first fit's draws, refits where k-hat >= "
+    "0.7) and publishes no synthetic data, so it is charged nothing; the choice is covered only "
+    "as the local epsilon is (the weights are data-dependent anyway). The release is a refit at "
+    "the chosen setting, whose accountant's epsilon is released and charged",
+}
+#: what privacy.json and the report say of the frontier's coverage
+FRONTIER_COVERAGE = (
+    "The setting was chosen by reading the confidential data (the frontier's estimates are "
+    "computed from them), so the choice is covered only as the local epsilon is: a statement "
+    "about this database and its add/remove-one neighbours, given the weights, which are "
+    "data-dependent anyway. The frontier publishes no synthetic data and is charged nothing; the "
+    "release charges the refit's epsilon per synthetic dataset. Its table, like the utility and "
+    "disclosure tables, is a statistic of the confidential data covered by no epsilon."
+)
+
+
+def _frontier_facts(fr: Mapping[str, Any]) -> dict[str, str]:
+    """The privacy table's rows of a frontier release."""
+    c = fr["chosen"]
+    return {
+        "weight setting (chosen on the frontier)": f"scale {c['scale']:g}, shift {c['shift']:g}",
+        "rule": fr["rule_text"],
+        "epsilon: frontier estimate / refit (released)": (
+            f"{c['estimated_epsilon']:.4g} ({c['method']}) / {fr['released_epsilon']:.4g}"
+        ),
+    }
+
+
+def _frontier_section(fr: Mapping[str, Any], saved: Mapping[str, Any]) -> list[str]:
+    """The report's frontier section: the rule, the plot, the rows and the refits."""
+    curve = fr["curve"].copy()
+    chosen = int(fr["chosen"]["row"])
+    curve.insert(0, "chosen", ["yes" if j == chosen else "" for j in range(len(curve))])
+    curve.insert(1, "qualifies", ["yes" if j in fr["qualifying_rows"] else ""
+                                  for j in range(len(curve))])  # fmt: skip
+    refits = pd.DataFrame(fr["attempts"]).drop(columns=["row"])
+    first = fr["first_fit"]
+    return [
+        "<h2>Risk-utility frontier and the chosen setting</h2>",
+        report.note(
+            f"Estimated from the first fit (scale {first['scale']:g}, shift {first['shift']:g}, "
+            f"epsilon {first['epsilon']:.4g}) by Pareto-smoothed importance sampling where k-hat "
+            f"< {saved['khat_max']}, by refits otherwise (squares). Rule: {fr['rule_text']}. The "
+            "release is a refit at the chosen setting; its epsilon is the refit's accountant's, "
+            "not the estimate."
+        ),
+        report.frontier_figure(fr["curve"], fr["max_epsilon"], chosen),
+        report.table(curve),
+        report.note(
+            "Refits at the settings the rule chose, best first, until one's epsilon is "
+            "within the target:"
+        ),
+        report.table(refits),
+        report.note(FRONTIER_COVERAGE),
+    ]
+
+
+_CHOSEN_KEYS = ("row", "scale", "shift", "estimated_epsilon", "estimated_S_pMSE", "method", "khat")
+
+
+def _frontier_record(fr: Mapping[str, Any], released: float) -> dict[str, Any]:
+    """``privacy.json``'s ``frontier``: the rule, the rows, the choice and every refit."""
+    curve = fr["curve"]
+    return {
+        "rule": fr["rule"],
+        "rule_text": fr["rule_text"],
+        "max_epsilon": fr["max_epsilon"],
+        "scales": fr["scales"],
+        "shifts": fr["shifts"],
+        "datasets_per_setting": fr["datasets"],
+        "max_refits": fr["max_refits"],
+        "first_fit": fr["first_fit"],
+        "rows": records(curve),
+        "khat_max": curve.attrs.get("khat_max"),
+        "qualifying_rows": fr["qualifying_rows"],
+        "refits": fr["attempts"],
+        "chosen": {k: fr["chosen"][k] for k in _CHOSEN_KEYS},
+        "released_epsilon": released,
+        "released_epsilon_source": "the accountant on the refit at the chosen setting (not the "
+        "frontier's PSIS estimate)",
+        "coverage": FRONTIER_COVERAGE,
+    }
 
 
 def _stages(

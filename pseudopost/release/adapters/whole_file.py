@@ -412,6 +412,9 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
     required = ("mechanism", "sampling")
     hints: ClassVar[Mapping[str, str]] = {
         "model": "a whole file declares its columns under [file.columns.NAME]",
+        "frontier": "[frontier] chooses the weights of a single-outcome pseudo posterior release; "
+        "a whole-file release cannot honour it (pp.evaluate.frontier refuses whole-file fits): "
+        "set mechanism.scale or target_epsilon instead",
         "release.seed": "the seed goes under [sampling]",
     }
 
