@@ -92,14 +92,16 @@ def _numbers(positive: bool):
     return kind
 
 
-#: the section's keys: key -> (required, kind; required once the section is given)
+#: the section's keys: key -> (required, kind; required once the section is given). The loader
+#: checks keys in this order, a missing required key when it reaches it: the optional keys first,
+#: so that a bad value of one is named even in a section lacking a required key
 FRONTIER_SECTION: Schema = {
-    "scales": (True, _numbers(True)),
-    "shifts": (False, _numbers(False)),
     "choose": (False, "str"),
-    "max_epsilon": (True, "posfloat"),
     "datasets": (False, "posint"),
     "max_refits": (False, "posint"),
+    "max_epsilon": (True, "posfloat"),
+    "scales": (True, _numbers(True)),
+    "shifts": (False, _numbers(False)),
 }
 
 #: mechanism options the frontier cannot honour, and why
