@@ -563,8 +563,8 @@ class PseudoPosterior:
                 fit, calibration = self._calibrate(fitted, decomp, sens, alpha, fit, seeds[4:])
         kept, lip = _exclude_draws(fitted, fit, decomp, sens, self.exclude_quantile)
 
-        if origin == "ones" and not (np.all(fit.alpha == 1.0) and not fit.factors):
-            origin = "risk"  # never in practice: the weights moved, so they read the data
+        if fixed_ones and not (np.all(fit.alpha == 1.0) and not fit.factors):
+            origin = "risk"  # censored and the weights moved after all: they read the data
         labels = getattr(self.model, "coordinate_labels", None)
         if labels is not None:  # levels by their labels ('Male'), not positions ('1')
             names = labels(prepared)
