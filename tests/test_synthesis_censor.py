@@ -185,3 +185,19 @@ def test_split_bound_reads_only_the_parts():
     assert split_bound(parts, 1.5) == {"a": 0.75, "b": 0.75}
     with pytest.raises(ValueError, match=r"'censor_split' must be one of \('equal',\)"):
         split_bound(parts, 1.5, "levels")
+
+
+def test_the_plan_reads_the_levels_so_the_scope_stays_given_it():
+    """Why a censored whole file is "global given the weights" even with every weight 1: a
+    level that only the added record holds changes the model plan (here b's part has 3 levels
+    with the record, 2 without it), and no synthetic record of the neighbour can take it."""
+    rows = [("n", "p")] * 8 + [("y", "q")] * 2
+    frame = pd.DataFrame({"a": pd.Categorical([r[0] for r in rows], categories=["n", "y"]),
+                          "b": pd.Categorical([r[1] for r in rows], categories=["p", "q", "r"])})
+    with_r = pd.concat([frame, frame.iloc[:1].assign(a="y", b="r")], ignore_index=True)
+    model = FileModel()
+    level_counts = [
+        {p.name: getattr(p, "n_levels", 2) for p in model.parts(model.prepare(f))}["b"]
+        for f in (frame, with_r)
+    ]
+    assert level_counts == [2, 3]
