@@ -192,8 +192,12 @@ def test_the_plan_reads_the_levels_so_the_scope_stays_given_it():
     level that only the added record holds changes the model plan (here b's part has 3 levels
     with the record, 2 without it), and no synthetic record of the neighbour can take it."""
     rows = [("n", "p")] * 8 + [("y", "q")] * 2
-    frame = pd.DataFrame({"a": pd.Categorical([r[0] for r in rows], categories=["n", "y"]),
-                          "b": pd.Categorical([r[1] for r in rows], categories=["p", "q", "r"])})
+    frame = pd.DataFrame(
+        {
+            "a": pd.Categorical([r[0] for r in rows], categories=["n", "y"]),
+            "b": pd.Categorical([r[1] for r in rows], categories=["p", "q", "r"]),
+        }
+    )
     with_r = pd.concat([frame, frame.iloc[:1].assign(a="y", b="r")], ignore_index=True)
     model = FileModel()
     level_counts = [
