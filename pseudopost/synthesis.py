@@ -138,6 +138,7 @@ class SynthesisResult:
 
     epsilon = _forward("epsilon")
     unweighted_epsilon = _forward("unweighted_epsilon")
+    global_epsilon = _forward("global_epsilon")
     lipschitz = _forward("lipschitz")
     alpha = _forward("alpha")
     diagnostics = _forward("diagnostics")
@@ -163,8 +164,10 @@ class SynthesisResult:
 
     @property
     def total_epsilon(self) -> float:
-        """What one synthetic dataset costs in all: :math:`\varepsilon_s + \varepsilon_x`."""
-        return self.structure_epsilon + self.epsilon
+        """What one synthetic dataset costs in all: :math:`\varepsilon_s + \varepsilon_x`, or
+        with ``censor_epsilon`` :math:`\varepsilon_s + 2B` (sequential composition)."""
+        eps = self.global_epsilon
+        return self.structure_epsilon + (self.epsilon if eps is None else eps)
 
     @property
     def privacy_statement(self):
@@ -225,7 +228,10 @@ class SynthesisResult:
             ("synthetic", f"{len(frames)} dataset(s) of {rows:,} records x {cols} columns "
                           f"({len(synth)} synthesized, {len(self.kept_columns)} kept)"),
             ("epsilon", f"{self.total_epsilon:.4g} per dataset in all: mechanism "
-                        f"{self.epsilon:.4g} (local, weighted; unweighted "
+                        + (f"{self.global_epsilon:.4g} (censored, "
+                           f"{self.result.privacy_statement.scope}; local {self.epsilon:.4g}; "
+                           if self.global_epsilon is not None else f"{self.epsilon:.4g} (local, "
+                           "weighted; ") + "unweighted "
                         f"{self.unweighted_epsilon:.4g}) + structure "
                         f"{self.structure_epsilon:.3g}"),
             ("privacy", self.result.privacy_statement.describe().split("; assumes")[0]),
@@ -350,6 +356,7 @@ def synthesize(
     part_rake: bool = PART_RAKE,
     floor_cost: bool = False,
     target_epsilon: float | None = None,
+    censor_epsilon: float | None = None,
     risk_fit: str = FILE_RISK_FIT,
     weighted_fit: str = FILE_WEIGHTED_FIT,
     draws: int = DRAWS,
@@ -486,6 +493,16 @@ def synthesize(
     scale, shift, target_epsilon
         The mechanism's weights :math:`\alpha_i = \mathrm{clip}(c(1 - r_i) + g)` and its
         calibration (:class:`~pseudopost.PseudoPosterior`).
+    censor_epsilon
+        Global DP for the whole file (guide: *Whole files*): each part's weighted contribution
+        of every record censored to :math:`[-B_k, B_k]`, :math:`\sum_k B_k = B =`
+        ``censor_epsilon`` / 2 split equally over the parts, so one synthetic file is
+        ``censor_epsilon``-DP (add/remove) on top of the structure stage's
+        ``structure_epsilon`` (``total_epsilon``; :class:`~pseudopost.privacy.decomposition.
+        PartsCensored`). ``"global"`` with ``shift >= 1`` (every weight 1: the floor and the
+        raking are then skipped), else ``"global given the weights"``. Needs a structure stage
+        (not ``structure_epsilon=None``); each part drawn by NUTS on its censored density
+        (``weighted_fit`` not used), for small files.
     weight_floor
         Every level of every categorical part keeps at least this share of its weighted share
         (0: the papers' weights; 1: shares kept exactly); ``floor_cost`` also fits without the
@@ -571,6 +588,13 @@ def synthesize(
     automatic choices are public (module docstring).
     """
     check_frame(frame, "frame", min_rows=2)
+    if censor_epsilon is not None and structure_epsilon is None:
+        raise ValueError(
+            f"censor_epsilon={censor_epsilon} is a global guarantee only if the file's structure "
+            "(bounds, bins, levels) is covered too; structure_epsilon=None reads it from the data "
+            "outside any budget. Give a structure_epsilon (the default is 1) or declare the "
+            "structure."
+        )
     screen_frame(frame, keep=keep, drop=drop)  # names, identifiers, unreachable values
     m = check_positive_int(m, "m")
     order, keep, predictor_matrix = _deprecated_options(
@@ -650,6 +674,7 @@ def synthesize(
         scale,
         shift,
         target_epsilon=target_epsilon,
+        censor_epsilon=censor_epsilon,
         weight_floor=weight_floor,
         floor_cost=floor_cost,
         workers=workers,

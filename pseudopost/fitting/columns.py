@@ -55,6 +55,7 @@ __all__ = [
     "ColumnSampler",
     "active_client",
     "file_part_data",
+    "pair_draws",
     "part_samplers",
     "part_seed",
     "parts_progress",
@@ -409,6 +410,15 @@ def _pair(parts: Sequence[Part], trees: Sequence[xr.DataTree], chains: int, draw
     how = {part.name: drawn_by(tree) for part, tree in zip(parts, trees, strict=True)}
     sample_stats.attrs["samplers"] = json.dumps({k: v for k, v in how.items() if v is not None})
     return xr.DataTree.from_dict({"posterior": posterior, "sample_stats": sample_stats})
+
+
+def pair_draws(
+    parts: Sequence[Part], trees: Sequence[xr.DataTree], chains: int, draws: int
+) -> xr.DataTree:
+    """The parts' trees (each with ``chains`` x ``draws`` draws and its ``sampler``
+    attribute) paired by index into one tree, as :class:`ColumnSampler` pairs its fits (the
+    censored fit's parts: :mod:`pseudopost.fitting.censored`)."""
+    return _pair(parts, trees, chains, draws)
 
 
 def part_samplers(

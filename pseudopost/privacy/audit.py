@@ -28,6 +28,18 @@ so its draws are exact; the censored pseudo posterior (Hu, Williams & Savitsky 2
 -B, B)\}`, is drawn exactly by rejection from the prior (its density ratio to the prior is
 bounded). A release is one posterior draw and a synthetic dataset drawn under it.
 
+**A whole file, censored per part.** :class:`CensoredFile` draws a whole file's censored
+pseudo posterior (:class:`~pseudopost.privacy.decomposition.PartsCensored`, the parts and
+bounds :math:`B_k` of :func:`~pseudopost.fitting.censored.split_bound`) exactly: each part by
+rejection from its prior (:func:`prior_draws`), accepted with probability
+:math:`\exp\{\sum_i \mathrm{clip}(w_i f_i(\theta), -B_k, B_k) - U_k\}`, the envelope
+:math:`U_k = \sum_i \min(B_k, \max(w_i \bar f, -B_k))` from an upper bound :math:`\bar f`
+of every record's log-likelihood (0 for the discrete parts: log-probabilities), with the
+parts' own per-record log-likelihoods (:meth:`Part.table
+<pseudopost.models.parts.base.Part.table>`); the uncensored posterior of a conjugate part by its
+exact draws. A release is one draw of every part; the synthetic file is its post-processing, so
+the draw is what is audited.
+
 **Local epsilon.** :func:`audit_local_epsilon` checks Theorem 3 of Savitsky, Williams & Hu
 (2022) on the realized draws: for the database x and each neighbour :math:`x_{-j}` (record j
 removed), the exact log density ratio :math:`|\log\xi^\alpha(\mu_m\mid x) -
@@ -41,7 +53,7 @@ local guarantee is about the region the posterior's draws cover, which is where
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -51,6 +63,7 @@ from pseudopost._validation import check_in_interval, check_positive, check_posi
 
 __all__ = [
     "AuditResult",
+    "CensoredFile",
     "ConjugateNormal",
     "EpsilonAudit",
     "LocalAudit",
@@ -59,6 +72,7 @@ __all__ = [
     "clopper_pearson",
     "epsilon_lower_bound",
     "outlier_score",
+    "prior_draws",
 ]
 
 
@@ -345,3 +359,109 @@ def audit_local_epsilon(
         keep = np.arange(x.size) != j
         per_record[j] = np.max(np.abs(here - model.log_density(mu, x[keep], a[keep])))
     return LocalAudit(per_record, float(epsilon))
+
+
+# -- a whole file, censored per part ----------------------------------------------------------
+def prior_draws(layout, size: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """``size`` draws (leading axis) of a part layout's priors on the constrained scale:
+    ``normal`` (untransformed), ``halfnormal`` and ``gamma`` (``log``), ``dirichlet``
+    (``simplex``); other combinations are refused."""
+    size = check_positive_int(size, "size")
+    out = {}
+    for p in layout.params:
+        kind = p.prior[0]
+        if kind == "normal" and p.transform == "none":
+            mu = np.broadcast_to(np.asarray(p.prior[1], float), p.shape)
+            out[p.name] = mu + float(p.prior[2]) * rng.standard_normal((size, *p.shape))
+        elif kind == "halfnormal" and p.transform == "log":
+            out[p.name] = np.abs(float(p.prior[1]) * rng.standard_normal((size, *p.shape)))
+        elif kind == "gamma" and p.transform == "log":
+            a, b = float(p.prior[1]), float(p.prior[2])
+            out[p.name] = rng.gamma(a, 1.0 / b, (size, *p.shape))
+        elif kind == "dirichlet" and p.transform == "simplex":
+            out[p.name] = rng.dirichlet(np.broadcast_to(np.asarray(p.prior[1], float), p.shape),
+                                        size)  # fmt: skip
+        else:
+            raise ValueError(
+                f"prior_draws: no sampler for parameter '{p.name}' ({kind} prior, "
+                f"{p.transform} transform)."
+            )
+    return out
+
+
+@dataclass(frozen=True)
+class CensoredFile:
+    r"""Exact draws of a whole file's per-part censored pseudo posterior, and of the uncensored
+    one for conjugate parts (module docstring).
+
+    ``parts`` and ``data`` as :func:`~pseudopost.fitting.columns.file_part_data` gives them,
+    ``bounds`` part name -> :math:`B_k`; ``log_lik_max`` an upper bound of every record's
+    log-likelihood in every part (0: discrete parts)."""
+
+    parts: tuple
+    data: tuple
+    bounds: dict
+    log_lik_max: float = 0.0
+
+    def draws(
+        self,
+        weights: np.ndarray,
+        size: int,
+        rng: np.random.Generator,
+        *,
+        censored: bool = True,
+        max_proposals: int = 10**8,
+    ) -> dict[str, dict[str, np.ndarray]]:
+        """``size`` independent draws of every part (part name -> its parameters)."""
+        from pseudopost.fitting.censored import CensoredDensity
+
+        size = check_positive_int(size, "size")
+        out = {}
+        for part, d in zip(self.parts, self.data, strict=True):
+            if not censored:
+                stats = d.statistics(part, weights) if hasattr(d, "records") else \
+                    part.statistics(d, weights)  # fmt: skip
+                out[part.name] = part.exact_draws(stats, size, rng)
+                continue
+            dens = CensoredDensity(part, d, weights, self.bounds[part.name])
+            B = dens.bound
+            # records sharing a (key, weight) pair share their term: evaluated once, counted
+            pairs, count = np.unique(np.column_stack([dens.enc.index[dens.on],
+                                                      dens.weights[dens.on]]),
+                                     axis=0, return_counts=True)  # fmt: skip
+            enc = replace(dens.enc, n=pairs.shape[0], index=pairs[:, 0].astype(np.int64))
+            w = pairs[:, 1]
+            if part.kind == "gauss":  # per record: its outcome enters the term
+                enc, w, count = dens.enc, dens.weights, dens.on.astype(np.float64)
+            envelope = float(np.sum(count * np.minimum(B, np.maximum(w * self.log_lik_max, -B))))
+            kept, got, tried = [], 0, 0
+            while got < size:
+                if tried > max_proposals:
+                    raise RuntimeError(f"Rejection for part '{part.name}' accepts too rarely.")
+                k = max(1000, 4 * (size - got))
+                theta = prior_draws(part.layout, k, rng)
+                with np.errstate(all="ignore"):
+                    f = part.gather(part.table(theta, enc), enc)
+                s = np.nan_to_num(w * f, nan=-np.inf)
+                log_accept = np.clip(s, -B, B) @ count - envelope
+                if np.any(log_accept > 1e-9):
+                    raise ValueError(f"'log_lik_max' is not an upper bound for part '{part.name}'.")
+                keep = np.log(rng.uniform(size=k)) < log_accept
+                kept.append({n: v[keep] for n, v in theta.items()})
+                got += int(keep.sum())
+                tried += k
+            out[part.name] = {n: np.concatenate([b[n] for b in kept])[:size] for n in theta}
+        return out
+
+    def record_logp(self, draws, record) -> np.ndarray:
+        """Per draw, the log-likelihood of one record (``record``: part name -> its one-record
+        data, a :class:`~pseudopost.models.parts.PartData` of n = 1) summed over the parts:
+        the audit's score."""
+        from pseudopost.models.parts.grouped import encode_records
+
+        total = 0.0
+        for part in self.parts:
+            enc = encode_records(part, record[part.name])
+            with np.errstate(all="ignore"):
+                total = total + part.gather(part.table(draws[part.name], enc), enc)[:, 0]
+        return np.asarray(total)

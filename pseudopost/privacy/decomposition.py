@@ -18,6 +18,7 @@ Unrestricted       alpha                      alpha                 f = log p(x_
 RangeAveraged      lambda + (1 - lambda) a    (1 - lambda) alpha    f                  (eqs. 5, 7)
 RangeTruncated     alpha                      alpha                 f - log P_theta(R_i)  (Def. 4)
 Censored           alpha (censored lik.)      1                     clip(alpha f, -B, B)
+PartsCensored      alpha (each part censored) 1                     sum_k clip(alpha r_k f_k, +-B_k)
 =================  =========================  ====================  ===============================
 
 Range-truncated: eq. 15 as printed reads :math:`|\alpha_i f - \log P_\theta(R_i)|`, putting
@@ -39,7 +40,7 @@ continuous models only) and the model's PyTensor graph otherwise
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pymc as pm
@@ -49,7 +50,14 @@ from pseudopost.models.base import SynthModel
 from pseudopost.models.loglik import RecordFunction
 from pseudopost.models.weighting import record_logp
 
-__all__ = ["Censored", "Decomposition", "RangeAveraged", "RangeTruncated", "Unrestricted"]
+__all__ = [
+    "Censored",
+    "Decomposition",
+    "PartsCensored",
+    "RangeAveraged",
+    "RangeTruncated",
+    "Unrestricted",
+]
 
 
 class Decomposition(ABC):
@@ -186,3 +194,41 @@ class Censored(Decomposition):
             return pt.clip(extras["alpha"] * record_logp(m, observed), -bound, bound)
 
         return RecordFunction(base, model.observed, graph=graph, extra_inputs=("alpha",))
+
+
+@dataclass
+class PartsCensored(Censored):
+    r"""Global DP for a whole file by censoring each part (:mod:`pseudopost.fitting.censored`):
+    part k's weighted contribution of record i, :math:`w_{ik} f_{ik}(\theta_k)` with
+    :math:`w_{ik} = \alpha_i r_{ik}` (the part's raking factor, 1 without part raking), is
+    censored to :math:`[-B_k, B_k]`, :math:`\sum_k B_k = B` (``bound``; ``part_bounds`` maps
+    part names to :math:`B_k`, split by the rule ``split``, which reads no data:
+    :func:`~pseudopost.fitting.censored.split_bound`),
+
+    .. math:: \tilde\xi(\theta \mid x) = \prod_k \tilde\xi_k(\theta_k \mid x), \qquad
+              \tilde\xi_k(\theta_k \mid x) \propto \pi_k(\theta_k) \prod_i
+              \exp\{\mathrm{clip}(w_{ik} f_{ik}(\theta_k), -B_k, B_k)\}.
+
+    Composition, two equal readings. (a) The record's whole contribution
+    :math:`c_j(\theta) = \sum_k \mathrm{clip}(w_{jk} f_{jk}, -B_k, B_k)` lies in
+    :math:`[-B, B]` for every theta and database, and the joint density (a product because the
+    parts' parameters and priors are disjoint) is :math:`\propto \pi(\theta)\exp\{\sum_i
+    c_i(\theta)\}`: a record term bounded by B is all :class:`Censored`'s argument uses, so
+    it gives :math:`2B` for one joint draw. (b) Each part's
+    posterior is :math:`2B_k`-DP alone by the same argument, the parts are drawn independently
+    given the data, and sequential composition gives :math:`\sum_k 2B_k = 2B`. Either way
+    one draw of every part (and the synthetic file drawn under it, post-processing) is
+    :math:`\varepsilon = 2B`-DP, add/remove neighbours, under :class:`Censored`'s assumptions
+    (exact sampling; the other records' weights and factors unchanged by the neighbour, which
+    is what ``"global"`` against ``"global given the weights"`` says). A part whose terms are
+    log-probabilities (:math:`f \le 0`, a discrete outcome) has :math:`c \in [-B_k, 0]` and
+    costs only :math:`B_k`; the bound stated is the general :math:`2B_k`."""
+
+    part_bounds: dict = field(default_factory=dict)
+    split: str = "equal"
+
+    def generic_function(self, model, base, loglik):
+        raise ValueError(
+            "The per-part censoring is accounted by the whole file's accountant "
+            "(PartAccountant.with_decomposition), not by a PyMC graph."
+        )

@@ -630,3 +630,60 @@ def test_a_support_the_structure_stage_only_guessed_is_said_and_reported(tmp_pat
     )
     report = (Path(outcome.out) / "report.html").read_text()
     assert "Column &#x27;gain&#x27;: no cell of its support" in report
+
+
+CENSORED_SPEC = """
+[data]
+path = "{data}"
+
+[mechanism]
+name = "whole_file"
+shift = 1.0
+censor_epsilon = {eps}
+{extra}
+
+[file.columns.a]
+levels = ["n", "y"]
+
+[file.columns.b]
+levels = ["p", "q", "r"]
+
+[sampling]
+draws = 60
+tune = 60
+chains = 2
+seed = 5
+
+[release]
+out = "out"
+
+[budget]
+total_epsilon = 50.0
+max_epsilon = 10.0
+
+[disclosure]
+keys = ["a"]
+sensitive = "b"
+"""
+
+
+def test_a_censored_whole_file_release_states_its_global_epsilon(tmp_path):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.choice(["n", "y"], 40), "b": rng.choice(["p", "q", "r"], 40)}).to_csv(
+        tmp_path / "f.csv", index=False
+    )
+    spec = tmp_path / "spec.toml"
+    spec.write_text(CENSORED_SPEC.format(data="f.csv", eps=4.0, extra=""))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        outcome = run_release(spec)
+    assert outcome.epsilon == pytest.approx(4.0)
+    p = json.loads((tmp_path / "out" / "privacy.json").read_text())
+    assert p["decomposition"] == "censored" and p["global_epsilon"] == 4.0
+    assert p["guarantee_kind"] == "global given the weights"  # given the model plan
+    assert "model plan" in p["guarantee"] and p["weights_raised_by_floor"] == 0
+    assert p["epsilon_per_dataset"] == 4.0 + p["structure_epsilon"]
+    assert p["local_epsilon"] <= 4.0 + 1e-9
+    spec.write_text(CENSORED_SPEC.format(data="f.csv", eps=4.0, extra="target_epsilon = 3.0"))
+    with pytest.raises(SpecError, match=r"mechanism\.censor_epsilon"):
+        load_spec(spec)

@@ -54,7 +54,8 @@ from pymc.model.fgraph import clone_model
 from pseudopost._rng import SeedLike, as_generator
 from pseudopost._validation import check_in_interval, check_positive, check_positive_int
 from pseudopost.fitting.cache import statistics_sampler, weighted_sampler
-from pseudopost.fitting.columns import ColumnSampler, file_part_data
+from pseudopost.fitting.censored import CENSOR_SPLITS, censored_part_draws, split_bound
+from pseudopost.fitting.columns import ColumnSampler, file_part_data, pair_draws, part_seed
 from pseudopost.fitting.columns import statistics_data as part_statistics
 from pseudopost.fitting.sampler import SAMPLERS, Sampler, SamplingWarning, model_data
 from pseudopost.fitting.sufficient import statistics_data, total_statistics, unsupported_reason
@@ -69,12 +70,14 @@ from pseudopost.mechanisms.pseudo_posterior.settings import FitSettings, diagnos
 from pseudopost.models.base import BuiltModel, LevelsModel, PartsModel, Prepared, SynthModel
 from pseudopost.models.custom import PyMCModel
 from pseudopost.models.loglik import stack_draws
+from pseudopost.models.parts import BinPointsPart
 from pseudopost.models.weighting import CENSOR_NAME, WEIGHTS_NAME
 from pseudopost.privacy.accountant import Accounting, account, sensitive_function
 from pseudopost.privacy.calibration import KHAT_MAX, CalibrationReport, psis_scale_search
 from pseudopost.privacy.decomposition import (
     Censored,
     Decomposition,
+    PartsCensored,
     RangeAveraged,
     RangeTruncated,
     Unrestricted,
@@ -174,6 +177,15 @@ class PseudoPosterior:
         guarantee only when the weights are fixed before the data are seen (``shift >= 1``,
         which makes every weight 1, or ``fit(weights=..., public_weights=True)``); with
         risk-based weights it holds given the weights (``result.privacy_statement.scope``).
+        A whole-file model (:class:`~pseudopost.models.file.FileModel`) is censored part by
+        part: part k's weighted contribution of each record to :math:`[-B_k, B_k]`,
+        :math:`\sum_k B_k = \varepsilon/2`, split equally over the parts
+        (:class:`~pseudopost.privacy.decomposition.PartsCensored` states the composition;
+        ``datatree["privacy"].attrs["censor_bounds"]`` the split); each censored part is drawn
+        by NUTS on its exact censored density (:mod:`pseudopost.fitting.censored`; not by
+        ``weighted_fit="imh"``). With every weight 1 the weight floor, raking and part raking,
+        identities then, are skipped, so the weights stay fixed before the data. Refused:
+        bin-point and nested (hierarchy) parts, drawn only from their conjugate Dirichlet.
     normalisation
         ``"linear"`` (the papers) or ``"logistic"`` risk normalisation.
     reweight
@@ -412,11 +424,15 @@ class PseudoPosterior:
                 f"A whole-file model is fitted part by part (likelihood='parts'); "
                 f"likelihood={likelihood!r} is not available for it."
             )
-        if parts and (sensitive_range is not None or self.censor_epsilon is not None):
+        if parts and sensitive_range is not None:
             raise ValueError(
-                "A whole-file model supports the plain weighted pseudo posterior only: sensitive "
-                "ranges need a single outcome, and censoring clips a record's sum over its "
-                "columns, which breaks the factorisation over parts."
+                "A whole-file model supports no sensitive ranges: they need a single outcome."
+            )
+        if parts and self.censor_epsilon is not None and self.reweight:
+            raise ValueError(
+                f"censor_epsilon={self.censor_epsilon} with reweight=True: the Lipschitz "
+                "re-weighting reads the accountant's bounds, which censoring caps at B_k for "
+                "every record; use one or the other."
             )
         if likelihood == "parts" and not parts:
             raise ValueError("likelihood='parts' needs a whole-file model (FileModel).")
@@ -512,12 +528,15 @@ class PseudoPosterior:
                 alpha = fixed
             #    and the floor that keeps every level of a categorical part
             unfloored = alpha
-            if self.weight_floor > 0:
+            # censored with every weight 1: floor and raking are identities; skipped, so that
+            # the weights stay exactly 1 (fixed before the data; no rounding of theirs)
+            fixed_ones = fitted.bound is not None and origin == "ones"
+            if self.weight_floor > 0 and not fixed_ones:
                 alpha = level_floor(alpha, self.model.level_groups(prepared), self.weight_floor)
             raised = int(np.count_nonzero(alpha != unfloored))
             #    and raking down to the data's level shares (never below rake_min_weight)
             before_rake = float(alpha.sum())
-            if self.rake_min_weight is not None and before_rake > 0:
+            if self.rake_min_weight is not None and before_rake > 0 and not fixed_ones:
                 keep = min(1.0, self.rake_min_weight / before_rake)
                 alpha = level_rake(alpha, self.model.level_groups(prepared), keep)
         # 3. public/sensitive split (eqs. 20-21): alpha*, c_i and the sensitive part g
@@ -544,6 +563,8 @@ class PseudoPosterior:
                 fit, calibration = self._calibrate(fitted, decomp, sens, alpha, fit, seeds[4:])
         kept, lip = _exclude_draws(fitted, fit, decomp, sens, self.exclude_quantile)
 
+        if fixed_ones and not (np.all(fit.alpha == 1.0) and not fit.factors):
+            origin = "risk"  # censored and the weights moved after all: they read the data
         labels = getattr(self.model, "coordinate_labels", None)
         if labels is not None:  # levels by their labels ('Male'), not positions ('1')
             names = labels(prepared)
@@ -575,6 +596,11 @@ class PseudoPosterior:
             if self.part_rake:
                 groups = self.model.level_groups(prepared, values=PART_RAKE_VALUES,
                                                   runs=PART_RAKE_RUNS)
+            bound = part_bounds = None
+            if self.censor_epsilon is not None:
+                _check_censorable(parts, self.censor_epsilon)
+                bound = self.censor_epsilon / 2.0
+                part_bounds = split_bound(parts, bound, CENSOR_SPLITS[0])
             return _Fitted(
                 model=self.model,
                 prepared=prepared,
@@ -586,8 +612,9 @@ class PseudoPosterior:
                 max_bytes=self.max_bytes,
                 path=path,
                 path_note=note,
-                bound=None,
+                bound=bound,
                 part_data=tuple(data),
+                part_bounds=part_bounds,
                 risk_fit=self.risk_fit,
                 weighted_fit=self.weighted_fit,
                 rake_groups=groups,
@@ -634,6 +661,9 @@ class PseudoPosterior:
         return "full", f"per-record likelihood: {reason}"
 
     def _decomposition(self, fitted, unweighted, bounds, seed) -> Decomposition:
+        if fitted.part_bounds is not None:
+            return PartsCensored(fitted.bound, part_bounds=dict(fitted.part_bounds),
+                                 split=CENSOR_SPLITS[0])  # fmt: skip
         if fitted.bound is not None:
             return Censored(fitted.bound)
         if bounds is None:
@@ -717,11 +747,17 @@ class _Fitted:
     modes: dict = field(default_factory=dict)
     # the "parts" path with part raking: each raked part's levels (model.level_groups)
     rake_groups: dict | None = None
+    # the "parts" path with censoring: each part's bound B_k (sum: bound)
+    part_bounds: dict | None = None
 
     def part_factors(self, alpha: np.ndarray) -> dict[str, np.ndarray]:
         """Each raked part's factors :math:`r_{iq}` for the record weights ``alpha``
-        (:func:`~pseudopost.risk.weights.part_rake`; none without part raking)."""
+        (:func:`~pseudopost.risk.weights.part_rake`; none without part raking, and none when
+        censored with every weight 1: raking is then the identity, skipped so that the weights
+        stay exactly 1)."""
         if not self.rake_groups:
+            return {}
+        if self.part_bounds is not None and np.all(alpha == 1.0):
             return {}
         return part_rake(alpha, self.rake_groups)
 
@@ -762,6 +798,8 @@ class _Fitted:
         # weighted refits start their mode searches at the unweighted fit's modes (a few
         # Newton steps away): always those, never the last refit's, so that a refit's draws do
         # not depend on which refits ran before it (floor cost, re-weighting, calibration)
+        if self.part_bounds is not None and not unweighted:
+            return self._censored_sample(weights, seed, factors or {})
         laplace = unweighted and self.risk_fit == "laplace"
         sampling = self.settings.sampling()
         if laplace:
@@ -778,6 +816,22 @@ class _Fitted:
         if unweighted:
             self.modes.clear()
             self.modes.update(modes)
+        return tree
+
+    def _censored_sample(self, weights, seed, factors) -> xr.DataTree:
+        """Paired draws of every part's censored posterior (:mod:`pseudopost.fitting.
+        censored`), part j seeded by :func:`~pseudopost.fitting.columns.part_seed` as the
+        uncensored fits are; one part after another (the densities are Python)."""
+        sampling = self.settings.sampling()
+        trees, seconds = [], {}
+        for j, (part, d) in enumerate(zip(self.sampler.parts, self.part_data, strict=True)):
+            t0 = time.perf_counter()
+            w = weights * factors[part.name] if part.name in factors else weights
+            trees.append(censored_part_draws(part, d, w, self.part_bounds[part.name],
+                                             seed=part_seed(seed, j), **sampling))  # fmt: skip
+            seconds[part.name] = round(time.perf_counter() - t0, 3)
+        tree = pair_draws(self.sampler.parts, trees, sampling["chains"], sampling["draws"])
+        tree["sample_stats"].attrs["seconds"] = json.dumps(seconds)
         return tree
 
     def draws(self, tree: xr.DataTree) -> dict[str, np.ndarray]:
@@ -927,6 +981,9 @@ def _assemble(
     )
     if isinstance(decomp, Censored):
         attrs["global_epsilon"] = 2.0 * decomp.bound
+    if isinstance(decomp, PartsCensored):
+        attrs["censor_split"] = decomp.split
+        attrs["censor_bounds"] = json.dumps(decomp.part_bounds)
     if mech.sensitive_range is not None:
         attrs["sensitive_range"] = json.dumps(mech.sensitive_range.describe(), default=float)
     if calibration is not None:
@@ -948,3 +1005,18 @@ def _assemble(
     tree = xr.DataTree.from_dict(groups)
     tree.attrs.update(likelihood=fitted.path, likelihood_note=fitted.path_note)
     return tree
+
+
+def _check_censorable(parts, censor_epsilon) -> None:
+    """Refuse the parts the censored fit cannot draw (before any work): the bin-point and
+    nested (tilted-levels) parts, whose log shares are drawn only from their conjugate
+    Dirichlet and have no unconstrained density for NUTS."""
+    bad = [p.name for p in parts if isinstance(p, BinPointsPart)]
+    if bad:
+        raise ValueError(
+            f"censor_epsilon={censor_epsilon}: part(s) {bad} hold the shares of grid points "
+            f"inside bins or of a nested column's levels (hierarchy), drawn only from their "
+            f"conjugate Dirichlet, which censoring breaks and NUTS cannot draw. Declare those "
+            f"binned columns uniform inside their bins (uniform_in_bins) and drop the "
+            f"hierarchy, or fit without censoring."
+        )

@@ -27,7 +27,11 @@ Privacy statement (:func:`pseudo_posterior_statement`):
   :math:`\alpha_i = 1` (``shift >= 1``, or ``fit(weights=ones)``), or weights given to
   ``fit(weights=..., public_weights=True)``; when the weights come from the data's risk (or are
   given without being declared public) it is ``"global given the weights"``
-  (:class:`~pseudopost.privacy.decomposition.Censored` states why).
+  (:class:`~pseudopost.privacy.decomposition.Censored` states why);
+* a whole file censored per part (:class:`~pseudopost.privacy.decomposition.PartsCensored`)
+  is ``"global given the weights"`` whatever the weights: its model plan (each column's
+  levels, statuses and predictors) is read from the data, so the bound holds given the plan,
+  which the assumptions say.
 """
 
 from __future__ import annotations
@@ -84,6 +88,14 @@ _WEIGHTS_ASSUMPTION = {
     "given": "the bound holds given the weights: the weights given to fit() were not declared "
     "public (public_weights=True), so they may depend on the data",
 }
+#: a whole file censored per part (``censor_split`` set): the model plan is read from the data
+_PLAN_ASSUMPTION = (
+    "the bound holds given the whole file's model plan: which levels, statuses and predictors "
+    "each column's parts have is read from the data outside any budget (a level or status that "
+    "only the neighbour holds changes the plan, and no synthetic record can take a level the "
+    "plan lacks), so the bound is not a worst case over every neighbour; each part's bound B_k "
+    "is in 'censor_bounds'"
+)
 _PACKAGE = str(Path(__file__).resolve().parents[2]) + os.sep  # the pseudopost package folder
 _SOURCE_LOCAL = "Savitsky, Williams & Hu (2022), Theorem 3; range-restricted paper eqs. 7, 20-21"
 _SOURCE_CENSORED = "Hu, Williams & Savitsky (2025), censored pseudo posterior"
@@ -107,6 +119,9 @@ def guarantee_text(decomposition: Decomposition, ranges: bool, origin: str) -> s
     """The one-line ``guarantee`` attribute of a fit (the statement says it in full)."""
     if isinstance(decomposition, Censored):
         given = "" if origin in FIXED_WEIGHTS else ", given the weights"
+        if getattr(decomposition, "part_bounds", None):  # a whole file, censored per part
+            given = (", given the model plan" if origin in FIXED_WEIGHTS
+                     else ", given the weights and the model plan")  # fmt: skip
         return (
             f"global epsilon = 2B = {2 * decomposition.bound:g} by censoring (Hu, Williams & "
             f"Savitsky 2025){given}, under exact posterior sampling"
@@ -136,6 +151,9 @@ def pseudo_posterior_statement(attrs: Mapping) -> PrivacyStatement:
         origin = str(attrs.get("weights_origin", "risk"))
         assumptions.append(_WEIGHTS_ASSUMPTION[origin])
         scope = "global" if origin in FIXED_WEIGHTS else "global given the weights"
+        if attrs.get("censor_split") is not None:  # a whole file: conditional on its plan
+            assumptions.append(_PLAN_ASSUMPTION)
+            scope = "global given the weights"
         epsilon, source = attrs["global_epsilon"], _SOURCE_CENSORED
     return PrivacyStatement(
         mechanism="pseudo_posterior",

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pseudopost.models.parts.base import Part
+from pseudopost.models.parts.base import Encoded, Part
 from pseudopost.models.parts.data import PartData, check_weights, group_keys, row_keys
 from pseudopost.models.parts.statistics import Stats
 
-__all__ = ["GroupedData"]
+__all__ = ["GroupedData", "encode_records"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,3 +84,21 @@ class GroupedData:
         y[act] = self.data.y[self.records[act]]
         X[act] = self.data.X[self.records[act]]
         return PartData(y, X, act)
+
+
+def encode_records(part: Part, data: PartData | GroupedData) -> Encoded:
+    """A part's records encoded for per-record evaluation (:meth:`Part.encode
+    <pseudopost.models.parts.base.Part.encode>`); grouped data: encoded per group, mapped back
+    to the records (the same values record by record)."""
+    if isinstance(data, PartData):
+        return part.encode(data)
+    e = part.encode(data.data)
+    rec = data.records
+    act = rec >= 0
+    index = np.full(data.n, -1, dtype=np.int64)
+    index[act] = e.index[rec[act]]
+    if part.kind != "gauss":
+        return Encoded(data.n, e.rows, index, e.key_row, e.key_y, e.y, e.aux)
+    y, aux = np.zeros(data.n), np.zeros(data.n)
+    y[act], aux[act] = e.y[rec[act]], e.aux[rec[act]]
+    return Encoded(data.n, e.rows, index, e.key_row, e.key_y, y, aux)

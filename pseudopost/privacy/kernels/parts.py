@@ -57,13 +57,20 @@ import numpy as np
 from numba import njit, prange
 from threadpoolctl import threadpool_limits
 
-from pseudopost.models.parts import SEP, Encoded, GroupedData, Part, PartData, row_keys
-from pseudopost.privacy.decomposition import Decomposition, Unrestricted
+from pseudopost.models.parts import SEP, GroupedData, Part, PartData, row_keys
+from pseudopost.models.parts.grouped import encode_records
+from pseudopost.privacy.decomposition import Decomposition, PartsCensored, Unrestricted
 from pseudopost.privacy.fused import DENSE_MAX
 from pseudopost.privacy.kernels.glm import chunks
 from pseudopost.privacy.lipschitz import DEFAULT_MAX_BYTES, AbsReduction
 
-__all__ = ["RECORD_STEP", "TABLE_BYTES", "PartAccountant", "reduce_kernel"]
+__all__ = [
+    "RECORD_STEP",
+    "TABLE_BYTES",
+    "CensoredPartAccountant",
+    "PartAccountant",
+    "reduce_kernel",
+]
 
 RECORD_STEP = 1024  # records per NumPy block (at most RECORD_STEP x 512 draws of values)
 TABLE_BYTES = 2**23  # target size of one draw block's tables on the Numba path (cache-sized)
@@ -157,20 +164,8 @@ def reduce_kernel(LT, lidx, lfac, ET, gidx, gy, gaux, gfac, ginv, gconst, coef, 
     return per_record, per_draw
 
 
-def _encode(part: Part, data: PartData | GroupedData) -> Encoded:
-    """A part's records encoded for evaluation; grouped data: per group, mapped to records."""
-    if isinstance(data, PartData):
-        return part.encode(data)
-    e = part.encode(data.data)
-    rec = data.records
-    act = rec >= 0
-    index = np.full(data.n, -1, dtype=np.int64)
-    index[act] = e.index[rec[act]]
-    if part.kind != "gauss":
-        return Encoded(data.n, e.rows, index, e.key_row, e.key_y, e.y, e.aux)
-    y, aux = np.zeros(data.n), np.zeros(data.n)
-    y[act], aux[act] = e.y[rec[act]], e.aux[rec[act]]
-    return Encoded(data.n, e.rows, index, e.key_row, e.key_y, y, aux)
+#: a part's records encoded for evaluation (grouped data mapped back to the records)
+_encode = encode_records
 
 
 class PartAccountant:
@@ -250,10 +245,12 @@ class PartAccountant:
         factorisation over parts): a ``ValueError`` says so."""
         if isinstance(decomposition, Unrestricted):
             return self
+        if isinstance(decomposition, PartsCensored):
+            return CensoredPartAccountant.of(self, decomposition.part_bounds)
         raise ValueError(
-            f"The per-column accountant accounts the plain weighted pseudo posterior only; the "
-            f"'{decomposition.name}' decomposition (sensitive ranges or censoring) needs a "
-            f"single-outcome model."
+            f"The per-column accountant accounts the plain weighted pseudo posterior and the "
+            f"per-part censoring only; the '{decomposition.name}' decomposition (sensitive ranges, "
+            f"or censoring of the record's sum) needs a single-outcome model."
         )
 
     def _index(self) -> None:
@@ -481,3 +478,98 @@ class PartAccountant:
         per_part, n_draws = self.split_draws(draws)
         rec = self._rank[np.arange(self.n)[records]]  # positions in the sorted order
         return self._values(self.tables(per_part, slice(0, n_draws)), rec).T.copy()
+
+
+class CensoredPartAccountant(PartAccountant):
+    r"""The record function of the per-part censoring
+    (:class:`~pseudopost.privacy.decomposition.PartsCensored`): :math:`g_m(x_i) = \sum_k
+    \mathrm{clip}(\alpha_i r_{ik} a_{ik} f_k(x_i; \theta_{k,m}), -B_k, B_k)`, the record's
+    term of the censored log pseudo likelihood, so :math:`|g| \le \sum_k B_k = B` on every
+    draw. ``alpha`` is the per-record extra (the decomposition's coefficient is 1); the factors
+    :math:`r_{ik}` are :meth:`~PartAccountant.with_factors`'. NumPy only (the small files
+    censoring is for); a NaN term counts as unbounded and is clipped to :math:`B_k`."""
+
+    @classmethod
+    def of(cls, base: PartAccountant, part_bounds) -> CensoredPartAccountant:
+        names = [p.name for p in base.parts]
+        missing = sorted(set(names) - set(part_bounds))
+        if missing or sorted(set(part_bounds) - set(names)):
+            raise ValueError(
+                f"'part_bounds' must name every part of the file once: {names}; got "
+                f"{sorted(part_bounds)}."
+            )
+        bounds = np.array([float(part_bounds[k]) for k in names])
+        if not np.all(np.isfinite(bounds) & (bounds > 0)):
+            raise ValueError(f"Every part's bound must be finite and > 0; got {bounds}.")
+        out = copy.copy(base)
+        out.__class__ = cls
+        out.bounds = bounds
+        out.extra_names = ["alpha"]
+        return out
+
+    def _censored_values(self, tabs, records, alpha) -> np.ndarray:
+        LT, ET, ginv, gconst = tabs
+        a = alpha[records, None]
+        acc = np.zeros((a.shape[0], LT.shape[1] if self._look else ET.shape[1]))
+
+        def add(v, b):
+            v = np.where(np.isnan(v), b, v)  # undefined: unbounded, clipped
+            acc[...] += np.clip(v, -b, b)
+
+        lidx, lfac = self._lidx[records], self._lfac[records]
+        with np.errstate(all="ignore"):
+            for c, j in enumerate(self._look):
+                add(a * lfac[:, c, None] * LT[lidx[:, c]], self.bounds[j])
+            gidx, gy, gaux = self._gidx[records], self._gy[records], self._gaux[records]
+            gfac = self._gfac[records]
+            for c, j in enumerate(self._gauss):
+                on = gidx[:, c] >= 0
+                z = (gy[:, c, None] - ET[np.where(on, gidx[:, c], 0)]) * ginv[c]
+                f = gconst[c] + gaux[:, c, None] - 0.5 * z * z
+                add(np.where(on[:, None], a * gfac[:, c, None] * f, 0.0), self.bounds[j])
+        return acc
+
+    def _alpha(self, extras) -> np.ndarray:
+        if set(extras) != {"alpha"}:
+            raise ValueError(
+                f"The censored per-part accountant takes the extra 'alpha' (the record weights) "
+                f"only; got {sorted(extras)}."
+            )
+        alpha = np.asarray(extras["alpha"], dtype=np.float64)
+        if alpha.shape != (self.n,) or np.any(~np.isfinite(alpha)) or np.any(alpha < 0):
+            raise ValueError(f"'alpha' must be {self.n} finite values >= 0; got {alpha.shape}.")
+        return np.ascontiguousarray(alpha[self._order])
+
+    def _run(self, draws, coefficient, extras, want_sum):
+        alpha = self._alpha(extras)
+        per_part, n_draws = self.split_draws(draws)
+        c = np.ascontiguousarray(coefficient, dtype=np.float64)
+        if c.shape != (self.n,) or (not want_sum and np.any(c < 0)):
+            raise ValueError(f"'coefficient' must be {self.n} values; got shape {c.shape}.")
+        c = c[self._order]
+        step = self._draw_block(n_draws, True)
+        per_record, per_draw = np.zeros(self.n), np.zeros(n_draws)
+        for m0 in range(0, n_draws, step):
+            sl = slice(m0, min(n_draws, m0 + step))
+            tabs = self.tables(per_part, sl)
+            drw = np.zeros(sl.stop - sl.start)
+            for i0 in range(0, self.n, RECORD_STEP):
+                rec = slice(i0, min(self.n, i0 + RECORD_STEP))
+                g = self._censored_values(tabs, rec, alpha)
+                if want_sum:
+                    drw += (c[rec, None] * g).sum(axis=0)
+                    continue
+                a = np.abs(g)
+                per_record[rec] = np.maximum(per_record[rec], a.max(axis=1))
+                drw = np.maximum(drw, (c[rec, None] * a).max(axis=0))
+            per_draw[sl] = drw
+        out = np.empty(self.n)
+        out[self._order] = per_record
+        return out, per_draw
+
+    def __call__(self, draws, records: slice | np.ndarray = slice(None), **extras) -> np.ndarray:
+        """The (draws, records) matrix of g (small blocks, checks); ``alpha`` as an extra."""
+        alpha = self._alpha(extras)
+        per_part, n_draws = self.split_draws(draws)
+        rec = self._rank[np.arange(self.n)[records]]
+        return self._censored_values(self.tables(per_part, slice(0, n_draws)), rec, alpha).T.copy()

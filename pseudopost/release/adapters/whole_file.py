@@ -20,6 +20,8 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
                                       # as pseudopost.synthesize; above the record count: none)
     part_rake = true                  # each categorical part's weights lowered inside it to
                                       # keep its level shares (default true, as synthesize)
+    # censor_epsilon = 4.0            # global DP: each part censored, sum of B_k = 2
+                                      # (pseudopost.synthesize's censor_epsilon)
 
     [file]
     order = ["age", "sex", ...]       # visit sequence (default: the file's column order)
@@ -384,6 +386,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             "part_rake": (False, "bool"),
             "floor_cost": (False, "bool"),
             "target_epsilon": (False, "posfloat"),
+            "censor_epsilon": (False, "posfloat"),
             "rtol": (False, "posfloat"),
             "max_refits": (False, "posint"),
             "risk_fit": (False, "str"),
@@ -427,7 +430,7 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
             k: mech[k]
             for k in ("scale", "shift", "normalisation", "weight_floor", "floor_cost",
                       "target_epsilon", "rtol", "max_refits", "risk_fit", "rake_min_weight",
-                      "weighted_fit", "part_rake")
+                      "weighted_fit", "part_rake", "censor_epsilon")
             if k in mech
         }  # fmt: skip
         from pseudopost.mechanisms.pseudo_posterior.core import (
@@ -512,6 +515,16 @@ class WholeFileAdapter(PseudoPosteriorAdapter):
         if target is not None and target > bud["max_epsilon"]:
             raise fail("mechanism.target_epsilon", target,
                        f"at most budget.max_epsilon = {bud['max_epsilon']}", "")  # fmt: skip
+        censor = options.get("censor_epsilon")
+        if censor is not None and (target is not None or structure_eps is None
+                                   or censor > bud["max_epsilon"]):  # fmt: skip
+            raise fail(
+                "mechanism.censor_epsilon", censor,
+                f"at most budget.max_epsilon = {bud['max_epsilon']}, without "
+                "mechanism.target_epsilon and with a structure stage",
+                "censoring sets a global epsilon per part (guide: Whole files), which needs "
+                "the file's structure covered (file.structure_epsilon a number).",
+            )  # fmt: skip
         return WholeFileSettings(
             declarations=_declared(decl),
             options=options,

@@ -133,11 +133,17 @@ def test_grouped_statistics_equal_the_records(setup):
         np.testing.assert_array_equal(g.expand().active, d.active)
 
 
-def test_only_unrestricted_accounting(setup):
-    from pseudopost.privacy.decomposition import Censored, Unrestricted
+def test_only_unrestricted_and_per_part_censored_accounting(setup):
+    from pseudopost.privacy.decomposition import Censored, PartsCensored, Unrestricted
+    from pseudopost.privacy.kernels.parts import CensoredPartAccountant
 
     _, _, _, parts, data, _ = setup
     acc = PartAccountant(parts, data)
     assert acc.with_decomposition(Unrestricted()) is acc
-    with pytest.raises(ValueError, match="accounts the plain weighted pseudo posterior only"):
+    with pytest.raises(ValueError, match="plain weighted pseudo posterior and the per-part"):
         acc.with_decomposition(Censored(1.0))
+    bounds = {p.name: 1.0 / len(parts) for p in parts}
+    censored = acc.with_decomposition(PartsCensored(1.0, part_bounds=bounds))
+    assert isinstance(censored, CensoredPartAccountant) and censored.extra_names == ["alpha"]
+    with pytest.raises(ValueError, match="'part_bounds' must name every part"):
+        acc.with_decomposition(PartsCensored(1.0, part_bounds={}))
