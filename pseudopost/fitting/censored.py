@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
+from pseudopost.fitting.parts import pyfunc_model
 from pseudopost.fitting.sampler import posterior_tree, run_nutpie
 from pseudopost.models.parts import GroupedData, Part, PartData
 from pseudopost.models.parts.grouped import encode_records
@@ -142,27 +143,7 @@ class CensoredDensity:
 
 
 def _nutpie_model(density: CensoredDensity):
-    from nutpie.compiled_pyfunc import from_pyfunc
-
-    part, layout = density.part, density.part.layout
-
-    def make_logp():
-        return lambda x, **_: density.logp_grad(x)
-
-    def make_expand(seed1, seed2, chain):
-        return lambda x, **_: layout.unpack(x)
-
-    return from_pyfunc(
-        ndim=layout.size,
-        make_logp_fn=make_logp,
-        make_expand_fn=make_expand,
-        make_initial_point_fn=part.initial_point,
-        expanded_dtypes=[np.dtype("float64")] * len(layout.names),
-        expanded_shapes=layout.shapes,
-        expanded_names=layout.names,
-        dims=part.dims(),
-        coords=part.coords(),
-    )
+    return pyfunc_model(density.part, lambda: lambda x, **_: density.logp_grad(x))
 
 
 def censored_part_draws(

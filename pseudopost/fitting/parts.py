@@ -18,6 +18,8 @@ part's own: ``predictor``, ``level``, ``cutpoint``) and ``sample_stats``; a conj
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 import xarray as xr
 
@@ -57,17 +59,22 @@ def nutpie_model(part: Part, stats: Stats):
     """A nutpie model of the part's weighted posterior (``nutpie.from_pyfunc``) whose shared
     data are the statistics' arrays: ``model.with_data(**shared_data(part, new_stats))``
     refits without rebuilding."""
+    density = part.log_density(stats)
+    return pyfunc_model(part, lambda: density.logp_data, shared_data(part, stats))
+
+
+def pyfunc_model(part: Part, make_logp, shared: Mapping[str, np.ndarray] | None = None):
+    """``nutpie.from_pyfunc`` over the part's packed parameters (its layout, initial point,
+    dims and coordinates), the log density and gradient from ``make_logp()``, with ``shared``
+    data (none: the density holds its own)."""
     from nutpie.compiled_pyfunc import from_pyfunc
 
-    density = part.log_density(stats)
     layout = part.layout
-
-    def make_logp():
-        return density.logp_data
 
     def make_expand(seed1, seed2, chain):
         return lambda x, **_: layout.unpack(x)
 
+    extra = {} if shared is None else {"shared_data": shared}
     return from_pyfunc(
         ndim=layout.size,
         make_logp_fn=make_logp,
@@ -76,9 +83,9 @@ def nutpie_model(part: Part, stats: Stats):
         expanded_dtypes=[np.dtype("float64")] * len(layout.names),
         expanded_shapes=layout.shapes,
         expanded_names=layout.names,
-        shared_data=shared_data(part, stats),
         dims=part.dims(),
         coords=part.coords(),
+        **extra,
     )
 
 
