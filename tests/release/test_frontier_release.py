@@ -154,3 +154,14 @@ def test_no_qualifying_row_is_refused_before_anything_is_written(workdir, make_s
     assert not (workdir / "release").exists()
     assert not (workdir / "fatigue.csv.ledger.json").exists()
     assert [p.name for p in workdir.iterdir() if p.name.startswith(".")] == []
+
+
+def test_the_cap_is_the_frontiers_target(workdir, make_spec):
+    """The pre-check cap of a release with ``[frontier]`` is m times the frontier's target
+    (a release above it is refused), not m times budget.max_epsilon."""
+    from pseudopost.release.adapters import ADAPTERS
+
+    spec = load_spec(_spec(workdir, make_spec))
+    assert ADAPTERS[spec.mechanism].cap(spec) == (spec.m * FRONTIER["max_epsilon"], 0.0)
+    plain = load_spec(_spec(workdir, make_spec, name="plain.toml", drop=["frontier"]))
+    assert ADAPTERS[plain.mechanism].cap(plain) == (plain.m * BUDGET["max_epsilon"], 0.0)

@@ -265,8 +265,12 @@ class PseudoPosteriorAdapter(MechanismAdapter):
         )
 
     def cap(self, spec: ReleaseSpec) -> tuple[float, float]:
-        """``m * max_epsilon`` (each dataset costs its own epsilon) and no delta."""
-        return spec.m * spec.settings.max_epsilon, 0.0
+        """``m * max_epsilon`` (each dataset costs its own epsilon) and no delta; with
+        ``[frontier]``, ``m * frontier.max_epsilon`` (a release above that target is refused
+        before any output, :meth:`fit_frontier`)."""
+        st = spec.settings
+        target = st.max_epsilon if st.frontier is None else st.frontier.max_epsilon
+        return spec.m * target, 0.0
 
     def describe(self, spec: ReleaseSpec) -> str:
         return f"{spec.settings.family} model of {spec.settings.outcome!r}"
