@@ -164,7 +164,7 @@ class SynthesisResult:
 
     @property
     def total_epsilon(self) -> float:
-        """What one synthetic dataset costs in all: :math:`\varepsilon_s + \varepsilon_x`, or
+        r"""What one synthetic dataset costs in all: :math:`\varepsilon_s + \varepsilon_x`, or
         with ``censor_epsilon`` :math:`\varepsilon_s + 2B` (sequential composition)."""
         eps = self.global_epsilon
         return self.structure_epsilon + (self.epsilon if eps is None else eps)
@@ -498,9 +498,11 @@ def synthesize(
         of every record censored to :math:`[-B_k, B_k]`, :math:`\sum_k B_k = B =`
         ``censor_epsilon`` / 2 split equally over the parts, so one synthetic file is
         ``censor_epsilon``-DP (add/remove) on top of the structure stage's
-        ``structure_epsilon`` (``total_epsilon``; :class:`~pseudopost.privacy.decomposition.
-        PartsCensored`). ``"global"`` with ``shift >= 1`` (every weight 1: the floor and the
-        raking are then skipped), else ``"global given the weights"``. Needs a structure stage
+        ``structure_epsilon`` (``total_epsilon``; ``pseudopost.privacy.decomposition.
+        PartsCensored`` states the composition). The statement is ``"global given the
+        weights"`` always, even with ``shift >= 1`` (every weight 1: the floor and the raking
+        are then skipped): the file model's plan (which levels, statuses and predictors each
+        part has) is read from the data, and the statement names it. Needs a structure stage
         (not ``structure_epsilon=None``); each part drawn by NUTS on its censored density
         (``weighted_fit`` not used), for small files.
     weight_floor

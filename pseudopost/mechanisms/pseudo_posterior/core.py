@@ -180,9 +180,9 @@ class PseudoPosterior:
         A whole-file model (:class:`~pseudopost.models.file.FileModel`) is censored part by
         part: part k's weighted contribution of each record to :math:`[-B_k, B_k]`,
         :math:`\sum_k B_k = \varepsilon/2`, split equally over the parts
-        (:class:`~pseudopost.privacy.decomposition.PartsCensored` states the composition;
+        (``pseudopost.privacy.decomposition.PartsCensored`` states the composition;
         ``datatree["privacy"].attrs["censor_bounds"]`` the split); each censored part is drawn
-        by NUTS on its exact censored density (:mod:`pseudopost.fitting.censored`; not by
+        by NUTS on its exact censored density (``pseudopost.fitting.censored``; not by
         ``weighted_fit="imh"``). With every weight 1 the weight floor, raking and part raking,
         identities then, are skipped, so the weights stay fixed before the data. Refused:
         bin-point and nested (hierarchy) parts, drawn only from their conjugate Dirichlet.
