@@ -478,7 +478,8 @@ def plot_frontier(
     if color is not None and points is not None:
         ax.figure.colorbar(points, ax=ax, label=color)
     ax.set_xlabel("local epsilon (per synthetic dataset)")
-    ax.set_ylabel(f"{utility} (lower is closer to the data)")
+    closer = "about 1: as close as a fresh sample" if "S_pMSE" in utility else "lower is closer"
+    ax.set_ylabel(f"{utility} ({closer})")
     legend = ax.legend(title="method", fontsize=8)
     for handle in legend.legend_handles:  # the marker says the method; the colour does not
         handle.set_array(None)  # a colour-mapped handle is re-coloured from its array at draw
