@@ -300,12 +300,18 @@ def main(args) -> None:
             methods += ["MST (smartnoise)"] + ([] if args.quick else ["AIM (smartnoise)"])
         else:
             print(f"no {DP_VENV}: outside mechanisms not run (bash benchmarks/setup_dp_bench.sh)")
+    if args.methods:
+        methods = [m for m in methods if m in args.methods]
+    if args.eps:
+        eps_list = [e for e in eps_list if e in args.eps]
     csv = OUT / ("frontier-quick.csv" if args.quick else "frontier.csv")
+    if args.part:  # a share of the runs in a parallel process; --report merges the parts
+        csv = OUT / f"frontier-part-{args.part}.csv"
     rows = pd.read_csv(csv).to_dict("records") if csv.exists() and args.resume else []
     done = {(r["method"], r["epsilon"]) for r in rows}
     for method in methods:  # the package's first: a table exists early
-        for i, eps in enumerate(eps_list):
-            seed = args.seed * 1000 + i
+        for eps in eps_list:
+            seed = args.seed * 1000 + EPS.index(eps)
             if (method, eps) in done:
                 continue
             syn, res = one_run(method, eps, seed, len(train))
@@ -324,7 +330,15 @@ def main(args) -> None:
                 flush=True,
             )
             pd.DataFrame(rows).to_csv(csv, index=False)
-    report(pd.DataFrame(rows), args.quick)
+    report(collect(args.quick), args.quick)
+
+
+def collect(quick: bool) -> pd.DataFrame:
+    """The run's rows with those of the parallel parts (the first row of a cell kept)."""
+    main_csv = OUT / ("frontier-quick.csv" if quick else "frontier.csv")
+    parts = [] if quick else sorted(OUT.glob("frontier-part-*.csv"))
+    frames = [pd.read_csv(f) for f in [main_csv, *parts] if f.exists()]
+    return pd.concat(frames).drop_duplicates(["method", "epsilon"]).reset_index(drop=True)
 
 
 def report(tab: pd.DataFrame, quick: bool) -> None:
@@ -408,12 +422,14 @@ if __name__ == "__main__":
         action="store_true",
         help="only the small file: censored pseudo posterior against PRISM",
     )
+    p.add_argument("--methods", nargs="+", help="run only these methods")
+    p.add_argument("--eps", nargs="+", type=float, help="run only these epsilons")
+    p.add_argument("--part", help="write frontier-part-PART.csv (a parallel share of the runs)")
     p.add_argument("--resume", action="store_true", help="keep the rows already in the csv")
     p.add_argument("--report", action="store_true", help="only rewrite the table and plot")
     args = p.parse_args()
     if args.report:
-        q = args.quick
-        report(pd.read_csv(OUT / ("frontier-quick.csv" if q else "frontier.csv")), q)
+        report(collect(args.quick), args.quick)
     elif args.censored:
         small_file(args)
     else:
