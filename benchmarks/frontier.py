@@ -401,6 +401,7 @@ def report(tab: pd.DataFrame, quick: bool) -> None:
         ax.set_xscale("log")
         ax.set_xlabel("global epsilon (delta = 1/n^2)")
         ax.set_ylabel(lab)
+    axes[0].set_yscale("log")
     axes[1].legend(fontsize=7)
     fig.suptitle("Adult: DP synthesizers at equal epsilon")
     fig.tight_layout()
