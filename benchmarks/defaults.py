@@ -176,9 +176,10 @@ FILES = {
         "load": lambda: pd.read_csv(_synthpop.DATA / "slid.csv"),
         "source": "Statistics Canada, Survey of Labour and Income Dynamics, Ontario 1994, via "
         "R carData::SLID (../shared/data/slid.csv)",
-        "codebook": {},
-        "facts": "empty cells missing (wages empty for people without wages); no range "
-        "stated beyond age 16 and over (a lower end only); no rules",
+        # the survey's population: 16 and over (a lower end only; the upper end DP)
+        "codebook": {"bounds": {"age": (16, np.inf)}},
+        "facts": "empty cells missing (wages empty for people without wages); age 16 and over "
+        "(a lower end only, declared; the upper end DP); no other range stated; no rules",
         "regression": ("wages", ["education", "age", "sex", "language"], "gaussian"),
         "secret": "wages",
         # quasi-identifiers an intruder may know (repU, DiSCO of the secret): chosen with the

@@ -426,7 +426,9 @@ def synthesize(
     bounds
         Column -> the codebook's valid range ``(low, high)`` of a numeric column (``{"age":
         (18, 89)}``, 89 meaning "89 or older"): its synthetic values stay inside, no budget is
-        spent on its support, and a real value outside is an error naming its row.
+        spent on its support, and a real value outside is an error naming its row. One end may
+        be open (``None`` or an infinity: ``{"age": (16, None)}``, "16 and over"): that end is
+        the declared one, the other is the DP support's (paid as without a declaration).
     levels
         Column -> the codebook's answer categories of a text column (``{"sex": ["female",
         "male"]}``): the column becomes a categorical of them, the structure stage selects

@@ -728,19 +728,36 @@ def _observed(series: pd.Series, codes: tuple, spikes: tuple, name: str) -> np.n
 
 
 def _declared_range(name: str, value: object) -> tuple[float, float]:
+    """A declared valid range ``(low, high)``; one end may be open (``None`` or an infinity:
+    ``(16, None)``, "16 and over"), the other then estimated with the support (:func:`_column`).
+    """
+    def end(v, sign):
+        if v is None:
+            return sign * math.inf
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            return None
+        v = float(v)
+        return v if math.isfinite(v) or v == sign * math.inf else None
+
+    ends = (end(value[0], -1), end(value[1], 1)) if (
+        isinstance(value, (tuple, list)) and len(value) == 2) else (None, None)  # fmt: skip
     ok = (
-        isinstance(value, (tuple, list))
-        and len(value) == 2
-        and all(isinstance(v, (int, float, np.integer, np.floating)) for v in value)
-        and all(not isinstance(v, bool) and math.isfinite(float(v)) for v in value)
-        and float(value[0]) < float(value[1])
+        None not in ends
+        and (math.isfinite(ends[0]) or math.isfinite(ends[1]))
+        and ends[0] < ends[1]
     )
     if not ok:
         raise ValueError(
-            f"The bounds of column {name!r} must be a (low, high) pair of finite numbers with "
-            f"low < high (the codebook's valid range). Got {value!r}."
+            f"The bounds of column {name!r} must be a (low, high) pair of numbers with low < high "
+            f"(the codebook's valid range); one end may be open (None or an infinity: (16, None) "
+            f"for '16 and over'), not both. Got {value!r}."
         )
-    return float(value[0]), float(value[1])
+    return ends
+
+
+def _one_sided(declared: tuple[float, float] | None) -> bool:
+    """Whether a declared range has an open end (the other estimated with the support)."""
+    return declared is not None and not (math.isfinite(declared[0]) and math.isfinite(declared[1]))
 
 
 #: how the messages name a column kind that bounds do not apply to
@@ -993,6 +1010,24 @@ def _equal_share_edges(x, lo, hi, integer, n_bins, epsilon, rng, noisy_n=math.in
     return tuple(float(v) for v in edges)
 
 
+def _declared_end(lo: float, hi: float, declared: tuple[float, float], unit: float | None,
+                  digits: int | None) -> tuple[float, float]:
+    """The support ``[lo, hi]`` with a one-sided declared range's finite end in place of the
+    estimated one (post-processing of a public fact): on a recording grid, the first grid
+    point inside the declared end. An estimated end beyond the declared one's side (a DP
+    upper end below a declared lower end) leaves one grid step (or unit) above it."""
+    a, b = declared
+    if math.isfinite(a):
+        lo = a if unit is None else round(math.ceil(round(a / unit, 6)) * unit, digits)
+        if hi <= lo:
+            hi = lo + (1.0 if unit is None else unit)
+    else:
+        hi = b if unit is None else round(math.floor(round(b / unit, 6)) * unit, digits)
+        if lo >= hi:
+            lo = hi - (1.0 if unit is None else unit)
+    return lo, hi
+
+
 def _column(
     series: pd.Series,
     name: str,
@@ -1029,6 +1064,9 @@ def _column(
     # released only when a DP step follows
     want_knots = want_knots and bool(KNOT_PROBS)
     e_n, noisy_n = 0.0, 0.0
+    half = _one_sided(declared)  # one end declared, the other estimated with the support
+    if half:
+        open_ends, declared = declared, None
     if kind != "integer" or declared is None or want_knots:
         e_n = charge("count", _SHARES["count"] * epsilon)
         noisy_n = max(noisy_count(int(x.size), e_n, rng), 0.0)
@@ -1071,6 +1109,9 @@ def _column(
                 digits, step, unit = None, None, 1.0
                 lo, hi = found
                 sources["integer"] += "; no grid point in the support: continuous"
+        if half:  # the declared end replaces the estimated one (the other is DP)
+            lo, hi = _declared_end(lo, hi, open_ends, unit if digits is not None else None,
+                                   digits)  # fmt: skip
         if hi <= lo:  # a constant column: a support of two grid points (or one unit)
             hi = lo + 1.0 if digits is None else round((round(lo / unit) + 1) * unit, digits)
         # a guessed support (no cell passed) is binned, never a grid: the guess is often far
@@ -1080,6 +1121,9 @@ def _column(
         located = found.located
         grid = digits is not None and points(lo, hi) <= max_grid_points and located
         sources["support"] = _dp(e)
+        if half:
+            side = "low" if math.isfinite(open_ends[0]) else "high"
+            sources["support"] = f"declared {side} end; the other {sources['support']}"
         if not found.located:  # the largest noisy run of cells: a guess (SupportBounds)
             sources["support"] += UNLOCATED
             warnings.warn(
@@ -1104,6 +1148,9 @@ def _column(
         grid = digits is not None and points(lo, hi) <= max_grid_points and located
     if codes and declared is None:  # post-processing of public facts: no budget
         lo, hi = _clear_of_codes(lo, hi, unit if digits is not None else None, digits, codes)
+        grid = digits is not None and points(lo, hi) <= max_grid_points and located
+    if half:  # values named by rules or codes never move a declared end
+        lo, hi = _declared_end(lo, hi, open_ends, unit if digits is not None else None, digits)
         grid = digits is not None and points(lo, hi) <= max_grid_points and located
     if grid:
         knots: tuple[float, ...] = ()
@@ -1433,8 +1480,8 @@ def estimate_structure(
     # knots on a small file), so their shares go to the columns whose support and bins are
     # released (public facts fix the order). German credit: 4 of its 7 numeric columns declared
     # 1-4 or 1-2 came after the others, and 0.56 of the budget of 1 went unspent
-    first = [c for c in numeric if c in declared]
-    order = [*first, *(c for c in numeric if c not in declared), *text]
+    first = [c for c in numeric if c in declared and not _one_sided(declared[c])]
+    order = [*first, *(c for c in numeric if c not in first), *text]
     left = float(structure_epsilon) - per_parent * len(parents)
     # knots for the first KNOT_MAX_COLUMNS numeric columns that can carry them: not an integer
     # column whose declared range holds fewer than 6 integers (a 1-4 rating gets no knots, so it

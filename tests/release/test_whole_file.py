@@ -257,6 +257,16 @@ def test_declared_bounds_cost_nothing_and_none_is_flagged(tmp_path):
     (tmp_path / "x.toml").write_text(bounded.replace("[16, 99]", "[99, 16]"))
     with pytest.raises(SpecError, match=r"file.columns.age.bounds"):
         load_spec(tmp_path / "x.toml")
+    # one end open ("16 and over"): declared there, the other end DP and paid
+    (tmp_path / "h.toml").write_text(bounded.replace("[16, 99]", "[16, inf]"))
+    spec = load_spec(tmp_path / "h.toml")
+    assert spec.settings.bounds == {"age": (16.0, float("inf"))}
+    half = adapter.structure_for(spec, validate(spec)).structure.columns["age"]
+    assert half.support[0] == 16.0 and half.epsilon > 0.0
+    assert half.sources["support"].startswith("declared low end; the other DP (epsilon ")
+    (tmp_path / "xx.toml").write_text(bounded.replace("[16, 99]", "[-inf, inf]"))
+    with pytest.raises(SpecError, match=r"file.columns.age.bounds"):
+        load_spec(tmp_path / "xx.toml")
     (tmp_path / "w.toml").write_text(
         SPEC.format(data="survey.csv").replace("heaps = [4]", "heaps = [4]\nbounds = [0, 99]")
     )

@@ -36,6 +36,7 @@ layout (``examples/slid_file.toml``, ``examples/adult_file.toml``)::
 
     [file.columns.age]
     bounds = [16, 99]                 # a codebook's valid range: kept, no budget spent on it
+                                      # ([16, inf]: "16 and over", the upper end DP)
 
     [file.columns.sex]
     levels = ["female", "male"]       # a codebook's answer categories: no budget spent on them
@@ -266,16 +267,21 @@ class _Planned:
 
 
 def _bounds(key: str, value: Any) -> tuple[float, float]:
+    """``[low, high]``, low < high; one end may be open (TOML's ``inf``: ``[16, inf]`` for "16
+    and over"), the other then estimated by the structure stage."""
     ok = (
         isinstance(value, list)
         and len(value) == 2
         and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
-        and all(np.isfinite(v) for v in value)
+        and not any(np.isnan(v) for v in value)
+        and (np.isfinite(value[0]) or np.isfinite(value[1]))
         and value[0] < value[1]
     )
     if not ok:
-        raise fail(key, value, "a list [low, high] of two finite numbers, low < high",
-                   f"write {key} = [16, 99] (the codebook's valid range).")  # fmt: skip
+        raise fail(key, value, "a list [low, high] of two numbers, low < high (one end may be "
+                   "inf or -inf, not both)",
+                   f"write {key} = [16, 99] (the codebook's valid range), or [16, inf] for "
+                   "'16 and over'.")  # fmt: skip
     return float(value[0]), float(value[1])
 
 
