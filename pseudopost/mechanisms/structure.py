@@ -139,7 +139,7 @@ from pseudopost.mechanisms.parents import (
 from pseudopost.models.file.grid import STORAGE_TOLERANCE
 from pseudopost.models.file.nesting import DECLARED
 from pseudopost.models.file.plan import FilePlan
-from pseudopost.models.status import cell_key, column_kind, split_status
+from pseudopost.models.status import cell_key, column_kind, integer_range, split_status
 from pseudopost.privacy.structure import (
     SMALLEST_MAGNITUDE,
     SUPPORT_TAIL_MARGIN,
@@ -1152,6 +1152,15 @@ def _column(
     if half:  # values named by rules or codes never move a declared end
         lo, hi = _declared_end(lo, hi, open_ends, unit if digits is not None else None, digits)
         grid = digits is not None and points(lo, hi) <= max_grid_points and located
+    if kind == "integer":  # the dtype's range is public: a uint8 column holds 0-255 only
+        a, b = integer_range(series.dtype)
+        if lo < a or hi > b:
+            lo, hi = max(lo, float(a)), min(hi, float(b))
+            if hi <= lo:
+                hi = min(lo + 1.0, float(b))
+                lo = hi - 1.0
+            sources["support"] += f"; inside the {series.dtype} range [{a}, {b}]"
+            grid = digits is not None and points(lo, hi) <= max_grid_points and located
     if grid:
         knots: tuple[float, ...] = ()
         if want_knots and noisy_n >= KNOT_MIN_N and points(lo, hi) >= 6 and left[0] > 0:

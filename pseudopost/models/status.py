@@ -39,6 +39,7 @@ __all__ = [
     "StatusInfo",
     "cell_key",
     "column_kind",
+    "integer_range",
     "is_missing",
     "join_status",
     "split_status",
@@ -214,7 +215,9 @@ def _as_sequence(values: object, what: str, name: str) -> tuple:
     return tuple(values.tolist() if isinstance(values, np.ndarray) else values)
 
 
-def _integer_bounds(dtype: object) -> tuple[int, int]:
+def integer_range(dtype: object) -> tuple[int, int]:
+    """The values an integer dtype can hold, ``(min, max)`` (NumPy or pandas nullable: ``uint8``
+    -> (0, 255)): a public fact of the column, like its dtype."""
     np_dtype = dtype.numpy_dtype if hasattr(dtype, "numpy_dtype") else np.dtype(dtype)
     info = np.iinfo(np_dtype)
     return int(info.min), int(info.max)
@@ -238,7 +241,7 @@ def _check_number(v: object, what: str, name: str, kind: str, dtype: object) -> 
                 f"The {what} {v!r} of column {name!r} is not an integer, so it cannot occur in "
                 f"the integer column ({dtype})."
             )
-        lo, hi = _integer_bounds(dtype)
+        lo, hi = integer_range(dtype)
         iv = int(v)
         if not lo <= iv <= hi:
             raise ValueError(
@@ -553,7 +556,7 @@ def _join_numeric(st, vals, obs, miss, info, index) -> pd.Series:
     dtype = info.dtype
     if info.kind == "integer":
         out = np.rint(out)
-        lo, hi = _integer_bounds(dtype)
+        lo, hi = integer_range(dtype)
         off = ~np.isnan(out) & ((out < lo) | (out > hi))
         if off.any():
             raise ValueError(

@@ -1027,3 +1027,21 @@ def test_a_level_named_by_a_rule_is_released_whether_or_not_a_record_holds_it():
     assert levels[0] == levels[1]
     assert "never" in levels[0] and "DK" not in levels[0]
     assert {"private", "public"} <= set(levels[0])
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "UInt8"])
+def test_a_small_integer_dtype_bounds_the_dp_support(dtype):
+    """An integer dtype's range is public: a DP support that overshoots it (0-119 on 300
+    records, a guessed support of [10, 255+]) is cut to it, so the synthetic values fit the
+    dtype (before, the release failed at the end: "record 17 has value 303.0, outside the
+    range of uint8")."""
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"age": rng.integers(18, 80, n),
+                          "x": pd.array(rng.integers(0, 120, n), dtype=dtype)})  # fmt: skip
+    out = _quiet(synthesize, frame, seed=1, **FAST)
+    info = np.iinfo(np.dtype(dtype.lower()))
+    lo, hi = out.structure.columns["x"].support
+    assert info.min <= lo < hi <= info.max
+    assert str(out.synthetic["x"].dtype) == dtype
+    assert out.synthetic["x"].min() >= max(info.min, lo) and out.synthetic["x"].max() <= hi
